@@ -1,0 +1,167 @@
+#include "src/common/config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "src/common/status_macros.h"
+
+extern char** environ;
+
+namespace regatta {
+namespace {
+
+std::string SnakeUpper(absl::string_view camel) {
+  std::string out;
+  for (char c : camel) {
+    if (absl::ascii_isupper(c) && !out.empty()) out.push_back('_');
+    out.push_back(absl::ascii_toupper(c));
+  }
+  return out;
+}
+
+// Merges `overlay` into `base` (maps recursively; anything else replaces). Keys missing from
+// `base` are errors: `path` names them.
+absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string& path) {
+  if (!overlay.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(path.empty() ? "config" : path,
+                                                   ": expected a mapping"));
+  }
+  for (const auto& kv : overlay) {
+    std::string key = kv.first.as<std::string>();
+    std::string child_path = path.empty() ? key : absl::StrCat(path, ".", key);
+    if (!base[key]) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown configuration key ", child_path));
+    }
+    YAML::Node target = base[key];
+    if (target.IsMap() && kv.second.IsMap()) {
+      RETURN_IF_ERROR(Merge(target, kv.second, child_path));
+    } else if (target.IsMap() && !kv.second.IsNull()) {
+      return absl::InvalidArgumentError(absl::StrCat(child_path, ": expected a mapping"));
+    } else {
+      base[key] = YAML::Clone(kv.second);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sets the value at a dotted path, matching each segment to an existing key exactly or by its
+// upper snake case spelling (for environment variables).
+absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
+                     absl::string_view value_text, absl::string_view origin, bool snake) {
+  YAML::Node value;
+  try {
+    value = YAML::Load(std::string(value_text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": cannot parse value: ", e.what()));
+  }
+  YAML::Node node = root;
+  std::vector<std::string> resolved;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (!node.IsMap()) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": ", absl::StrJoin(resolved, "."),
+                                                     " is not a mapping"));
+    }
+    std::string found;
+    for (const auto& kv : node) {
+      std::string key = kv.first.as<std::string>();
+      if (key == segments[i] || (snake && SnakeUpper(key) == segments[i])) {
+        found = key;
+        break;
+      }
+    }
+    if (found.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": unknown configuration key ",
+                                                     absl::StrJoin(segments, ".")));
+    }
+    resolved.push_back(found);
+    if (i + 1 == segments.size()) {
+      if (node[found].IsMap() && !value.IsMap()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(origin, ": ", absl::StrJoin(resolved, "."), " expects a mapping"));
+      }
+      node[found] = value;
+    } else {
+      node.reset(node[found]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path) {
+  std::ifstream in{std::string(path), std::ios::binary};
+  if (!in) {
+    int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::UnavailableError(absl::StrCat(path, ": ", std::strerror(err)));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == absl::string_view::npos) continue;
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::string_view file_path,
+                                          const std::map<std::string, std::string>& env,
+                                          const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(defaults));
+  } catch (const YAML::Exception& e) {
+    return absl::InternalError(absl::StrCat("built-in defaults: ", e.what()));
+  }
+  if (!file_path.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileToString(file_path));
+    YAML::Node file;
+    try {
+      file = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", e.what()));
+    }
+    if (!file.IsNull()) {
+      absl::Status merged = Merge(root, file, "");
+      if (!merged.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", merged.message()));
+      }
+    }
+  }
+  for (const auto& [name, value] : env) {
+    if (!absl::StartsWith(name, "REGATTA_")) continue;
+    absl::string_view path = absl::string_view(name).substr(8);
+    // REGATTA_CONFIG names the file itself; other non-config variables are skipped by prefix.
+    if (path == "CONFIG" || absl::StartsWith(path, "TEST_") || path == "BINARY") continue;
+    std::vector<std::string> segments = absl::StrSplit(path, "__");
+    RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true));
+  }
+  for (const std::string& o : overrides) {
+    size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--set ", o, ": expected key.path=value"));
+    }
+    std::vector<std::string> segments = absl::StrSplit(o.substr(0, eq), '.');
+    RETURN_IF_ERROR(SetPath(root, segments, o.substr(eq + 1), absl::StrCat("--set ", o),
+                            /*snake=*/false));
+  }
+  return root;
+}
+
+}  // namespace regatta

@@ -1,0 +1,25 @@
+#ifndef REGATTA_SRC_SERVER_UP_H_
+#define REGATTA_SRC_SERVER_UP_H_
+
+#include <string>
+#include <vector>
+
+namespace regatta::server {
+
+// Flags of `regatta up` / `regatta server` (the CLI parses them; the composition root uses them).
+struct UpFlags {
+  std::string config_file;             // --config, or $REGATTA_CONFIG
+  std::vector<std::string> overrides;  // --set key.path=value (repeatable)
+  std::string data_dir;                // --data-dir; empty: the config's (default ./regatta-data)
+  std::string grpc_listen;             // --grpc-listen host:port; empty: the config's
+  std::string http_listen;             // --http-listen host:port; empty: the config's
+};
+
+// Runs the embedded platform (API server, log, store, ingester) in this process until SIGINT or
+// SIGTERM, printing its endpoints first. Returns the process exit code; errors are printed as
+// one line to stderr.
+int RunUp(const UpFlags& flags);
+
+}  // namespace regatta::server
+
+#endif  // REGATTA_SRC_SERVER_UP_H_
