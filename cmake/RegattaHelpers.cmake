@@ -24,7 +24,7 @@ function(regatta_add_test name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
-                       ENVIRONMENT "REGATTA_BINARY=$<TARGET_FILE:regatta>")
+                       ENVIRONMENT "REGATTA_BINARY=${PROJECT_BINARY_DIR}/cmd/regatta/regatta")
 endfunction()
 
 # regatta_add_benchmark(NAME SRCS a_bench.cc DEPS lib...)
