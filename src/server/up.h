@@ -20,6 +20,9 @@ struct UpFlags {
 // one line to stderr.
 int RunUp(const UpFlags& flags);
 
+// `regatta server`: the same components, but anonymous access "auto" means off.
+int RunServer(const UpFlags& flags);
+
 }  // namespace regatta::server
 
 #endif  // REGATTA_SRC_SERVER_UP_H_

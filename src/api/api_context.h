@@ -1,0 +1,46 @@
+#ifndef REGATTA_SRC_API_API_CONTEXT_H_
+#define REGATTA_SRC_API_API_CONTEXT_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/server_context.h"
+#include "src/api/auth/authenticator.h"
+#include "src/api/auth/authorizer.h"
+#include "src/api/validation.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/eventlog/event_log.h"
+#include "src/store/store.h"
+
+namespace regatta::api {
+
+// Everything the API services need, injected by the composition root (src/server).
+struct ApiContext {
+  eventlog::EventLog* log = nullptr;
+  store::Store* store = nullptr;
+  const auth::Authenticator* authenticator = nullptr;
+  const auth::Authorizer* authorizer = nullptr;
+  const Clock* clock = nullptr;
+  IdGenerator* ids = nullptr;
+  // Blocks until the views include the log up to `offset` (read-your-writes after queue
+  // changes).
+  std::function<absl::Status(int64_t offset, absl::Time deadline)> wait_for_views;
+  SubmitPolicy policy;
+  // How long a write waits for the views before answering UNAVAILABLE.
+  absl::Duration view_wait_timeout = absl::Seconds(10);
+};
+
+// Authenticates a gRPC call from its `authorization` metadata.
+absl::StatusOr<auth::Principal> AuthenticateCall(const ApiContext& ctx,
+                                                 const grpc::ServerContext* call);
+
+// The log's timestamp type from the injected clock.
+void SetTimestamp(absl::Time time, google::protobuf::Timestamp* out);
+absl::Time FromTimestamp(const google::protobuf::Timestamp& ts);
+
+}  // namespace regatta::api
+
+#endif  // REGATTA_SRC_API_API_CONTEXT_H_

@@ -1,0 +1,318 @@
+#include "src/api/submit_service.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/api/grpc_status.h"
+#include "src/api/serve.h"
+#include "src/common/logging.h"
+#include "src/common/status_macros.h"
+
+namespace regatta::api {
+namespace {
+
+using regatta::v1::Event;
+using regatta::v1::EventSequence;
+using regatta::v1::JobState;
+
+EventSequence NewSequence(const auth::Principal& principal, absl::string_view queue,
+                          absl::string_view job_set) {
+  EventSequence seq;
+  seq.set_queue(std::string(queue));
+  seq.set_job_set(std::string(job_set));
+  seq.set_user_id(principal.name);
+  for (const std::string& g : principal.groups) seq.add_groups(g);
+  return seq;
+}
+
+absl::StatusOr<regatta::v1::Queue> LoadQueueForRequest(store::Store& store,
+                                                       absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("queue: required");
+  absl::StatusOr<regatta::v1::Queue> queue = store.GetQueue(name);
+  if (absl::IsNotFound(queue.status())) {
+    return absl::InvalidArgumentError(absl::StrCat("queue: queue \"", name, "\" does not exist"));
+  }
+  return queue;
+}
+
+}  // namespace
+
+absl::Mutex& SubmitService::DedupLock(absl::string_view queue) {
+  return dedup_locks_[absl::HashOf(queue) % dedup_locks_.size()];
+}
+
+absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
+    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request) {
+  // Authorize against the queue's permissions, then validate every item (all or nothing).
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
+  RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kSubmit));
+  if (queue.cordoned()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("queue \"", queue.name(), "\" is cordoned and accepts no new jobs"));
+  }
+  RETURN_IF_ERROR(ValidateSubmitRequest(request, ctx_->policy));
+
+  // Deduplicate by client id: against the queue's stored ids and within this request.
+  std::vector<std::string> client_ids;
+  for (const auto& item : request.items()) {
+    if (!item.client_id().empty()) client_ids.push_back(item.client_id());
+  }
+  std::optional<absl::MutexLock> dedup_lock;
+  absl::flat_hash_map<std::string, std::string> known;
+  if (!client_ids.empty()) {
+    dedup_lock.emplace(&DedupLock(queue.name()));
+    ASSIGN_OR_RETURN(known, ctx_->store->LookupClientIds(queue.name(), client_ids));
+  }
+
+  regatta::v1::SubmitJobsResponse response;
+  EventSequence seq = NewSequence(principal, queue.name(), request.job_set());
+  std::vector<std::pair<std::string, std::string>> new_client_ids;
+  const absl::Time now = ctx_->clock->Now();
+  for (const auto& item : request.items()) {
+    auto* out = response.add_items();
+    out->set_client_id(item.client_id());
+    if (!item.client_id().empty()) {
+      auto it = known.find(item.client_id());
+      if (it != known.end()) {
+        out->set_job_id(it->second);
+        out->set_duplicate(true);
+        continue;
+      }
+    }
+    regatta::v1::JobSubmitRequestItem normalized = item;
+    NormalizeSubmitItem(normalized, ctx_->policy);
+    Event* event = seq.add_events();
+    SetTimestamp(now, event->mutable_created());
+    regatta::v1::Job* job = event->mutable_submit_job()->mutable_job();
+    job->set_id(ctx_->ids->NewId());
+    job->set_queue(queue.name());
+    job->set_job_set(request.job_set());
+    job->set_owner(principal.name);
+    for (const std::string& g : principal.groups) job->add_groups(g);
+    job->set_client_id(normalized.client_id());
+    job->set_priority(normalized.priority());
+    job->set_priority_class(normalized.priority_class());
+    *job->mutable_labels() = std::move(*normalized.mutable_labels());
+    *job->mutable_annotations() = std::move(*normalized.mutable_annotations());
+    *job->mutable_task() = std::move(*normalized.mutable_task());
+    if (normalized.has_gang()) *job->mutable_gang() = std::move(*normalized.mutable_gang());
+    if (normalized.has_retry_policy()) {
+      *job->mutable_retry_policy() = std::move(*normalized.mutable_retry_policy());
+    }
+    SetTimestamp(now, job->mutable_submit_time());
+    out->set_job_id(job->id());
+    if (!item.client_id().empty()) {
+      known.emplace(item.client_id(), job->id());
+      new_client_ids.emplace_back(item.client_id(), job->id());
+    }
+  }
+  if (seq.events_size() == 0) return response;  // every item was a duplicate
+
+  std::vector<EventSequence> batch;
+  batch.push_back(std::move(seq));
+  RETURN_IF_ERROR(ctx_->log->Append(std::move(batch)).status());
+  if (!new_client_ids.empty()) {
+    // The jobs are durable already; losing the ids only weakens dedup for a retry, so a failure
+    // here is reported in the log but the submit still succeeds.
+    absl::Status stored = ctx_->store->StoreClientIds(queue.name(), new_client_ids);
+    if (!stored.ok()) LOG_ERROR("storing client ids failed", "error", stored.ToString());
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<store::JobLocation>> SubmitService::ResolveJobs(
+    const std::vector<std::string>& ids, absl::string_view queue, absl::string_view job_set) {
+  if (ids.empty()) return absl::InvalidArgumentError("job_ids: at least one job id is required");
+  ASSIGN_OR_RETURN(std::vector<store::JobLocation> found, ctx_->store->GetJobLocations(ids));
+  if (found.size() < std::set<std::string>(ids.begin(), ids.end()).size()) {
+    // Maybe submitted a moment ago: let the views catch up with the log, then look again.
+    RETURN_IF_ERROR(ctx_->wait_for_views(ctx_->log->LastOffset(),
+                                         absl::Now() + ctx_->view_wait_timeout));
+    ASSIGN_OR_RETURN(found, ctx_->store->GetJobLocations(ids));
+  }
+  std::set<std::string> found_ids;
+  for (const auto& loc : found) found_ids.insert(loc.job_id);
+  std::vector<std::string> missing;
+  for (const std::string& id : ids) {
+    if (!found_ids.count(id)) missing.push_back(id);
+  }
+  if (!missing.empty()) {
+    if (missing.size() > 5) missing.resize(5);
+    return absl::NotFoundError(absl::StrCat("job_ids: no such job: ", absl::StrJoin(missing, ", ")));
+  }
+  for (const auto& loc : found) {
+    if (!queue.empty() && loc.queue != queue) {
+      return absl::InvalidArgumentError(absl::StrCat("job_ids: job ", loc.job_id, " is in queue \"",
+                                                     loc.queue, "\", not \"", queue, "\""));
+    }
+    if (!job_set.empty() && loc.job_set != job_set) {
+      return absl::InvalidArgumentError(absl::StrCat("job_ids: job ", loc.job_id,
+                                                     " is in job set \"", loc.job_set,
+                                                     "\", not \"", job_set, "\""));
+    }
+  }
+  return found;
+}
+
+absl::Status SubmitService::AuthorizeJobs(const auth::Principal& principal,
+                                          const std::vector<store::JobLocation>& jobs,
+                                          auth::QueueVerb verb) {
+  std::set<std::string> queues;
+  for (const auto& loc : jobs) queues.insert(loc.queue);
+  for (const std::string& name : queues) {
+    ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, name));
+    RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, verb));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SubmitService::PublishPerJobSet(
+    const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+    const std::function<void(const store::JobLocation&, Event&)>& make) {
+  std::map<std::pair<std::string, std::string>, EventSequence> by_job_set;
+  const absl::Time now = ctx_->clock->Now();
+  for (const auto& loc : jobs) {
+    auto key = std::make_pair(loc.queue, loc.job_set);
+    auto it = by_job_set.find(key);
+    if (it == by_job_set.end()) {
+      it = by_job_set.emplace(key, NewSequence(principal, loc.queue, loc.job_set)).first;
+    }
+    Event* event = it->second.add_events();
+    SetTimestamp(now, event->mutable_created());
+    make(loc, *event);
+  }
+  if (by_job_set.empty()) return absl::OkStatus();
+  std::vector<EventSequence> batch;
+  for (auto& [key, seq] : by_job_set) batch.push_back(std::move(seq));
+  return ctx_->log->Append(std::move(batch)).status();
+}
+
+absl::StatusOr<regatta::v1::CancelJobsResponse> SubmitService::Cancel(
+    const auth::Principal& principal, const regatta::v1::CancelJobsRequest& request) {
+  std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
+  ASSIGN_OR_RETURN(auto jobs, ResolveJobs(ids, request.queue(), request.job_set()));
+  RETURN_IF_ERROR(AuthorizeJobs(principal, jobs, auth::QueueVerb::kCancel));
+  std::vector<store::JobLocation> active;
+  for (auto& loc : jobs) {
+    if (!store::IsTerminal(loc.state)) active.push_back(std::move(loc));
+  }
+  RETURN_IF_ERROR(PublishPerJobSet(principal, active, [&](const auto& loc, Event& e) {
+    e.mutable_cancel_job()->set_job_id(loc.job_id);
+    e.mutable_cancel_job()->set_reason(request.reason());
+  }));
+  regatta::v1::CancelJobsResponse response;
+  for (const auto& loc : active) response.add_cancel_requested_ids(loc.job_id);
+  return response;
+}
+
+absl::Status SubmitService::CancelSet(const auth::Principal& principal,
+                                      const regatta::v1::CancelJobSetRequest& request) {
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
+  RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kCancel));
+  if (request.job_set().empty()) return absl::InvalidArgumentError("job_set: required");
+  for (int i = 0; i < request.states_size(); ++i) {
+    JobState s = request.states(i);
+    if (s != regatta::v1::JOB_STATE_QUEUED && s != regatta::v1::JOB_STATE_LEASED &&
+        s != regatta::v1::JOB_STATE_PENDING && s != regatta::v1::JOB_STATE_RUNNING) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("states[", i, "]: ", regatta::v1::JobState_Name(s),
+                       " cannot be cancelled (use QUEUED, LEASED, PENDING or RUNNING)"));
+    }
+  }
+  EventSequence seq = NewSequence(principal, queue.name(), request.job_set());
+  Event* event = seq.add_events();
+  SetTimestamp(ctx_->clock->Now(), event->mutable_created());
+  auto* cancel = event->mutable_cancel_job_set();
+  *cancel->mutable_states() = request.states();
+  cancel->set_reason(request.reason());
+  std::vector<EventSequence> batch;
+  batch.push_back(std::move(seq));
+  return ctx_->log->Append(std::move(batch)).status();
+}
+
+absl::StatusOr<regatta::v1::ReprioritizeJobsResponse> SubmitService::Reprioritize(
+    const auth::Principal& principal, const regatta::v1::ReprioritizeJobsRequest& request) {
+  std::vector<store::JobLocation> jobs;
+  if (request.job_ids().empty()) {
+    // The whole job set: every job the log holds so far, so let the views catch up first.
+    if (request.queue().empty() || request.job_set().empty()) {
+      return absl::InvalidArgumentError(
+          "job_ids: give job ids, or queue and job_set to reprioritize a whole job set");
+    }
+    ASSIGN_OR_RETURN(regatta::v1::Queue queue,
+                     LoadQueueForRequest(*ctx_->store, request.queue()));
+    RETURN_IF_ERROR(
+        ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kReprioritize));
+    RETURN_IF_ERROR(ctx_->wait_for_views(ctx_->log->LastOffset(),
+                                         absl::Now() + ctx_->view_wait_timeout));
+    ASSIGN_OR_RETURN(jobs, ctx_->store->GetJobSetJobs(request.queue(), request.job_set(), {}));
+  } else {
+    std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
+    ASSIGN_OR_RETURN(jobs, ResolveJobs(ids, request.queue(), request.job_set()));
+    RETURN_IF_ERROR(AuthorizeJobs(principal, jobs, auth::QueueVerb::kReprioritize));
+    std::erase_if(jobs, [](const auto& loc) { return store::IsTerminal(loc.state); });
+  }
+  RETURN_IF_ERROR(PublishPerJobSet(principal, jobs, [&](const auto& loc, Event& e) {
+    e.mutable_reprioritize_job()->set_job_id(loc.job_id);
+    e.mutable_reprioritize_job()->set_new_priority(request.new_priority());
+  }));
+  regatta::v1::ReprioritizeJobsResponse response;
+  for (const auto& loc : jobs) response.add_reprioritized_ids(loc.job_id);
+  return response;
+}
+
+absl::StatusOr<regatta::v1::PreemptJobsResponse> SubmitService::Preempt(
+    const auth::Principal& principal, const regatta::v1::PreemptJobsRequest& request) {
+  std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
+  ASSIGN_OR_RETURN(auto jobs, ResolveJobs(ids, request.queue(), request.job_set()));
+  RETURN_IF_ERROR(AuthorizeJobs(principal, jobs, auth::QueueVerb::kPreempt));
+  std::erase_if(jobs, [](const auto& loc) { return store::IsTerminal(loc.state); });
+  RETURN_IF_ERROR(PublishPerJobSet(principal, jobs, [&](const auto& loc, Event& e) {
+    e.mutable_preempt_job()->set_job_id(loc.job_id);
+    e.mutable_preempt_job()->set_reason(request.reason());
+  }));
+  regatta::v1::PreemptJobsResponse response;
+  for (const auto& loc : jobs) response.add_preempt_requested_ids(loc.job_id);
+  return response;
+}
+
+// ---- gRPC adapters ----------------------------------------------------------------------------
+
+grpc::Status SubmitService::SubmitJobs(grpc::ServerContext* call,
+                                       const regatta::v1::SubmitJobsRequest* request,
+                                       regatta::v1::SubmitJobsResponse* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Submit(p, *request); });
+}
+
+grpc::Status SubmitService::CancelJobs(grpc::ServerContext* call,
+                                       const regatta::v1::CancelJobsRequest* request,
+                                       regatta::v1::CancelJobsResponse* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Cancel(p, *request); });
+}
+
+grpc::Status SubmitService::CancelJobSet(grpc::ServerContext* call,
+                                         const regatta::v1::CancelJobSetRequest* request,
+                                         regatta::v1::CancelJobSetResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return CancelSet(p, *request); });
+}
+
+grpc::Status SubmitService::ReprioritizeJobs(grpc::ServerContext* call,
+                                             const regatta::v1::ReprioritizeJobsRequest* request,
+                                             regatta::v1::ReprioritizeJobsResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return Reprioritize(p, *request); });
+}
+
+grpc::Status SubmitService::PreemptJobs(grpc::ServerContext* call,
+                                        const regatta::v1::PreemptJobsRequest* request,
+                                        regatta::v1::PreemptJobsResponse* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Preempt(p, *request); });
+}
+
+}  // namespace regatta::api

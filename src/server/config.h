@@ -1,0 +1,48 @@
+#ifndef REGATTA_SRC_SERVER_CONFIG_H_
+#define REGATTA_SRC_SERVER_CONFIG_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "src/api/auth/authenticator.h"
+#include "src/api/auth/authorizer.h"
+#include "src/api/validation.h"
+#include "src/server/up.h"
+
+namespace regatta::server {
+
+// The built-in defaults; docs/configuration.md explains every key.
+extern const char kDefaultConfigYaml[];
+
+struct ServerConfig {
+  std::string data_dir;
+  std::string grpc_listen;
+  std::string http_listen;
+  int64_t max_request_bytes = 0;
+  int rest_threads = 2;
+  // "auto": on for `regatta up` when every listener is on loopback; "true"; "false".
+  std::string anonymous_mode;
+  std::vector<std::string> anonymous_groups;
+  std::string users_file;
+  auth::AuthorizationConfig authorization;
+  api::SubmitPolicy submit_policy;
+  int64_t max_log_record_bytes = 0;
+  absl::Duration view_wait_timeout;
+  std::string log_level;
+  std::string log_format;
+};
+
+// Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and
+// checks every value; errors name the key.
+absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
+                                              const std::map<std::string, std::string>& env);
+
+// True if `listen` ("host:port") binds only a loopback address.
+bool IsLoopbackListen(absl::string_view listen);
+
+}  // namespace regatta::server
+
+#endif  // REGATTA_SRC_SERVER_CONFIG_H_

@@ -1,0 +1,186 @@
+#include "src/server/platform.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "src/api/api_context.h"
+#include "src/api/event_service.h"
+#include "src/api/job_service.h"
+#include "src/api/queue_service.h"
+#include "src/api/rest/rest_server.h"
+#include "src/api/submit_service.h"
+#include "src/api/auth/users_file.h"
+#include "src/common/logging.h"
+#include "src/common/status_macros.h"
+#include "src/eventlog/sqlite/sqlite_event_log.h"
+#include "src/ingest/ingester.h"
+#include "src/store/sqlite/sqlite_store.h"
+
+namespace regatta::server {
+
+struct Platform::Impl {
+  ServerConfig config;
+  std::unique_ptr<UlidGenerator> owned_ids;
+  std::unique_ptr<eventlog::SqliteEventLog> log;
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<ingest::Ingester> ingester;
+  std::unique_ptr<auth::Authenticator> authenticator;
+  std::unique_ptr<auth::Authorizer> authorizer;
+  api::ApiContext api;
+  std::unique_ptr<api::SubmitService> submit_service;
+  std::unique_ptr<api::QueueService> queue_service;
+  std::unique_ptr<api::JobService> job_service;
+  std::unique_ptr<api::EventService> event_service;
+  std::unique_ptr<grpc::Server> grpc_server;
+  std::unique_ptr<rest::RestServer> rest_server;
+  std::string grpc_address;
+  std::string http_address;
+  std::string data_dir;
+  bool anonymous = false;
+  bool stopped = false;
+};
+
+namespace {
+
+absl::StatusOr<std::string> PrepareDataDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("data directory ", dir, ": ", ec.message()));
+  std::filesystem::path abs = std::filesystem::absolute(dir, ec);
+  return ec ? dir : abs.lexically_normal().string();
+}
+
+std::pair<std::string, int> SplitHostPort(absl::string_view listen) {
+  size_t colon = listen.rfind(':');
+  int port = 0;
+  (void)absl::SimpleAtoi(listen.substr(colon + 1), &port);
+  return {std::string(listen.substr(0, colon)), port};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& config, Mode mode,
+                                                          Deps deps) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  const Clock* clock = deps.clock != nullptr ? deps.clock : RealClock::Get();
+  IdGenerator* ids = deps.ids;
+  if (ids == nullptr) {
+    impl->owned_ids = std::make_unique<UlidGenerator>(clock);
+    ids = impl->owned_ids.get();
+  }
+  ASSIGN_OR_RETURN(impl->data_dir, PrepareDataDir(config.data_dir));
+
+  // Authentication and authorization.
+  auth::AuthConfig auth_config;
+  const bool loopback_only =
+      IsLoopbackListen(config.grpc_listen) && IsLoopbackListen(config.http_listen);
+  impl->anonymous = config.anonymous_mode == "true" ||
+                    (config.anonymous_mode == "auto" && mode == Mode::kUp && loopback_only);
+  if (config.anonymous_mode == "auto" && mode == Mode::kUp && !loopback_only) {
+    LOG_WARN("anonymous access is off because a listener is not on loopback",
+             "grpc", config.grpc_listen, "http", config.http_listen);
+  }
+  auth_config.anonymous_enabled = impl->anonymous;
+  auth_config.anonymous_groups = config.anonymous_groups;
+  if (!config.users_file.empty()) {
+    ASSIGN_OR_RETURN(auth_config.credentials, auth::LoadUsersFile(config.users_file));
+  } else if (!impl->anonymous) {
+    LOG_WARN("no auth.usersFile and anonymous access is off: every call will be refused");
+  }
+  ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
+  ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(config.authorization));
+  impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));
+
+  // Storage: the log is the source of truth, the store holds the views.
+  eventlog::SqliteEventLog::Options log_options;
+  log_options.max_record_bytes = config.max_log_record_bytes;
+  ASSIGN_OR_RETURN(impl->log,
+                   eventlog::SqliteEventLog::Open(impl->data_dir + "/log.db", log_options));
+  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(impl->data_dir + "/views.db"));
+  impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock);
+  RETURN_IF_ERROR(impl->ingester->Start());
+
+  // API services.
+  Impl* raw = impl.get();
+  impl->api.log = impl->log.get();
+  impl->api.store = impl->store.get();
+  impl->api.authenticator = impl->authenticator.get();
+  impl->api.authorizer = impl->authorizer.get();
+  impl->api.clock = clock;
+  impl->api.ids = ids;
+  impl->api.policy = config.submit_policy;
+  impl->api.view_wait_timeout = config.view_wait_timeout;
+  impl->api.wait_for_views = [raw](int64_t offset, absl::Time deadline) {
+    return raw->ingester->WaitForOffset(offset, deadline);
+  };
+  impl->submit_service = std::make_unique<api::SubmitService>(&impl->api);
+  impl->queue_service = std::make_unique<api::QueueService>(&impl->api);
+  impl->job_service = std::make_unique<api::JobService>(&impl->api);
+  impl->event_service = std::make_unique<api::EventService>(&impl->api);
+
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(config.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_request_bytes));
+  builder.SetMaxSendMessageSize(64 << 20);
+  builder.RegisterService(impl->submit_service.get());
+  builder.RegisterService(impl->queue_service.get());
+  builder.RegisterService(impl->job_service.get());
+  builder.RegisterService(impl->event_service.get());
+  impl->grpc_server = builder.BuildAndStart();
+  if (impl->grpc_server == nullptr || grpc_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for gRPC on ", config.grpc_listen, " (address in use?)"));
+  }
+  impl->grpc_address = absl::StrCat(SplitHostPort(config.grpc_listen).first, ":", grpc_port);
+
+  rest::RestOptions rest_options;
+  auto [http_host, http_port] = SplitHostPort(config.http_listen);
+  rest_options.host = http_host;
+  rest_options.port = http_port;
+  rest_options.threads = config.rest_threads;
+  rest_options.max_body_bytes = config.max_request_bytes;
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(64 << 20);
+  channel_args.SetMaxSendMessageSize(static_cast<int>(config.max_request_bytes));
+  ASSIGN_OR_RETURN(impl->rest_server,
+                   rest::RestServer::Start(rest_options,
+                                           impl->grpc_server->InProcessChannel(channel_args)));
+  impl->http_address = absl::StrCat(http_host, ":", impl->rest_server->port());
+  LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
+           impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
+  return std::unique_ptr<Platform>(new Platform(std::move(impl)));
+}
+
+Platform::Platform(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Platform::~Platform() { Shutdown(); }
+
+const std::string& Platform::grpc_address() const { return impl_->grpc_address; }
+const std::string& Platform::http_address() const { return impl_->http_address; }
+const std::string& Platform::data_dir() const { return impl_->data_dir; }
+bool Platform::anonymous_enabled() const { return impl_->anonymous; }
+eventlog::EventLog* Platform::log() { return impl_->log.get(); }
+store::Store* Platform::store() { return impl_->store.get(); }
+
+absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
+  return impl_->ingester->WaitForOffset(offset, deadline);
+}
+
+void Platform::Shutdown() {
+  if (impl_ == nullptr || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->event_service->StopWatches();
+  if (impl_->rest_server) impl_->rest_server->Shutdown();
+  impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  impl_->grpc_server->Wait();
+  impl_->ingester->Stop();
+  impl_->log->Close();
+  LOG_INFO("platform stopped");
+}
+
+}  // namespace regatta::server

@@ -1,0 +1,69 @@
+#ifndef REGATTA_SRC_SERVER_PLATFORM_H_
+#define REGATTA_SRC_SERVER_PLATFORM_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/server/config.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace regatta::eventlog {
+class EventLog;
+}
+namespace regatta::store {
+class Store;
+}
+
+namespace regatta::server {
+
+// Which command is starting the platform; anonymous access "auto" depends on it.
+enum class Mode { kUp, kServer };
+
+// The composition root: builds the log, store, ingester, auth, API services, gRPC and HTTP
+// servers from a ServerConfig and wires them together. Integration tests start it in-process
+// with port 0 listeners.
+class Platform {
+ public:
+  struct Deps {
+    const Clock* clock = nullptr;  // default: the real clock
+    IdGenerator* ids = nullptr;    // default: ULIDs on `clock`
+  };
+
+  static absl::StatusOr<std::unique_ptr<Platform>> Start(const ServerConfig& config, Mode mode,
+                                                         Deps deps);
+  static absl::StatusOr<std::unique_ptr<Platform>> Start(const ServerConfig& config, Mode mode) {
+    return Start(config, mode, Deps());
+  }
+  ~Platform();
+
+  // "host:port" with the port actually bound.
+  const std::string& grpc_address() const;
+  const std::string& http_address() const;
+  const std::string& data_dir() const;
+  bool anonymous_enabled() const;
+
+  eventlog::EventLog* log();
+  store::Store* store();
+  // Blocks until the views include the log up to `offset`.
+  absl::Status WaitForViews(int64_t offset, absl::Time deadline);
+
+  // Stops accepting calls, ends open event streams, stops the ingester and closes storage.
+  // Idempotent.
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit Platform(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace regatta::server
+
+#endif  // REGATTA_SRC_SERVER_PLATFORM_H_

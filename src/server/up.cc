@@ -1,0 +1,57 @@
+#include "src/server/up.h"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "src/common/config.h"
+#include "src/common/logging.h"
+#include "src/server/config.h"
+#include "src/server/platform.h"
+
+namespace regatta::server {
+namespace {
+
+int Fail(absl::string_view what, const absl::Status& status) {
+  std::cerr << "regatta: " << what << ": " << status.message() << std::endl;
+  return 1;
+}
+
+int Run(const UpFlags& flags, Mode mode) {
+  // Block the stop signals before any thread starts so that every thread inherits the mask and
+  // only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A client that disconnects mid-write must not kill the server.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<ServerConfig> config = LoadServerConfig(flags, ProcessEnvironment());
+  if (!config.ok()) return Fail("config", config.status());
+  InitLogging(config->log_level, config->log_format);
+  absl::StatusOr<std::unique_ptr<Platform>> platform = Platform::Start(*config, mode);
+  if (!platform.ok()) return Fail("start", platform.status());
+
+  std::cout << "regatta is up (data: " << (*platform)->data_dir() << ")\n"
+            << "  gRPC: " << (*platform)->grpc_address() << "\n"
+            << "  HTTP: http://" << (*platform)->http_address() << "\n"
+            << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off")
+            << "\n"
+            << "Stop with Ctrl-C." << std::endl;
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  LOG_INFO("stopping", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  (*platform)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int RunUp(const UpFlags& flags) { return Run(flags, Mode::kUp); }
+int RunServer(const UpFlags& flags) { return Run(flags, Mode::kServer); }
+
+}  // namespace regatta::server
