@@ -1,0 +1,22 @@
+#ifndef REGATTA_SRC_API_AUTH_PRINCIPAL_H_
+#define REGATTA_SRC_API_AUTH_PRINCIPAL_H_
+
+#include <string>
+#include <vector>
+
+namespace regatta::auth {
+
+// Name of the principal used for requests without credentials (when anonymous access is on).
+// Reserved: the users file may not define a user or token with this name.
+inline constexpr char kAnonymousPrincipalName[] = "anonymous";
+
+// Who made a request, as established by the Authenticator.
+struct Principal {
+  std::string name;
+  std::vector<std::string> groups;
+  bool anonymous = false;
+};
+
+}  // namespace regatta::auth
+
+#endif  // REGATTA_SRC_API_AUTH_PRINCIPAL_H_
