@@ -369,9 +369,11 @@ void SqliteEventLog::MaybeCheckpoint() {
     const int64_t total = wal_pages_ * page_size_;
     const int64_t unchecked = (wal_pages_ - checkpointed_pages_) * page_size_;
     const bool remainder_small = !checkpoint_running_ && unchecked <= threshold / 4;
-    // 4x: the background is not keeping up (or readers pin the WAL); block on it.
-    if (total < threshold || (!remainder_small && total < 4 * threshold)) {
-      if (unchecked >= threshold) checkpoint_requested_ = true;
+    if (total < threshold) return;
+    // Until the remainder is small the background keeps chasing the WAL's tail, unless it
+    // cannot keep up (or readers pin the WAL): at 4x the writer blocks on it.
+    if (!remainder_small && total < 4 * threshold) {
+      checkpoint_requested_ = true;
       return;
     }
   }
