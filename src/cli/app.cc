@@ -1,0 +1,389 @@
+#include "src/cli/app.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/cli/commands.h"
+#include "src/cli/flags.h"
+
+#ifdef REGATTA_CLI_HAVE_AUTH
+#include "src/cli/users.h"
+#endif
+#ifdef REGATTA_CLI_HAVE_SERVER
+#include "src/server/up.h"
+#endif
+
+namespace regatta::cli {
+namespace {
+
+constexpr char kGlobalFlagsFooter[] =
+    "Global flags (before or after the verb):\n"
+    "  --server HOST:PORT    API server ($REGATTA_SERVER, default 127.0.0.1:50051)\n"
+    "  --token TOKEN         bearer token ($REGATTA_TOKEN)\n"
+    "  --user U --password P basic auth ($REGATTA_USER, $REGATTA_PASSWORD)\n"
+    "  -o table|json|yaml    output format (default table)\n"
+    "  --timeout DURATION    deadline of each call (default 30s)";
+
+// "queue create" for the deepest subcommand the parser selected.
+std::string VerbOf(const CLI::App& app) {
+  std::vector<std::string> names;
+  const CLI::App* current = &app;
+  while (true) {
+    auto selected = current->get_subcommands();
+    if (selected.empty()) break;
+    current = selected.front();
+    names.push_back(current->get_name());
+  }
+  return absl::StrJoin(names, " ");
+}
+
+CLI::App* AddVerb(CLI::App* parent, const std::string& name, const std::string& description) {
+  CLI::App* verb = parent->add_subcommand(name, description);
+  verb->footer(kGlobalFlagsFooter);
+  return verb;
+}
+
+// Adds the flags shared by `queue create` and `queue update`.
+void AddQueueSpecFlags(CLI::App* verb, QueueOptions& options, double& priority_factor) {
+  verb->add_option("NAME", options.name, "Queue name");
+  verb->add_option("-f,--file", options.file,
+                   "A Queue in YAML (lowerCamelCase fields, as `queue get -o yaml` prints); "
+                   "\"-\" reads stdin");
+  verb->add_option("--priority-factor", priority_factor,
+                   "Weight = 1/factor: a queue with factor 2 gets half the share of one with 1");
+  verb->add_option("--permission", options.spec.permissions,
+                   "KIND:NAME[,KIND:NAME]=VERB[,VERB], e.g. 'group:team-a=submit,cancel'; kinds "
+                   "user, group; verbs submit, cancel, reprioritize, preempt, watch, all "
+                   "(repeatable)");
+  verb->add_option("--label", options.spec.labels, "k=v (repeatable)");
+  verb->add_option("--limit", options.spec.limits,
+                   "PRIORITY_CLASS:RESOURCE=FRACTION[,...], e.g. 'armada-default:cpu=0.5,"
+                   "memory=0.5' (repeatable)");
+}
+
+void AddUpFlags(CLI::App* verb, std::string& config, std::vector<std::string>& sets,
+                std::string& data_dir, std::string& grpc_listen, std::string& http_listen) {
+  verb->add_option("--config", config, "Configuration file (YAML)")->envname("REGATTA_CONFIG");
+  verb->add_option("--set", sets, "Override a configuration key: key.path=value (repeatable)");
+  verb->add_option("--data-dir", data_dir, "Data directory (default ./regatta-data)");
+  verb->add_option("--grpc-listen", grpc_listen, "gRPC listen address HOST:PORT");
+  verb->add_option("--http-listen", http_listen, "HTTP (REST and web UI) listen address");
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+           std::ostream& err, bool stdin_is_terminal) {
+  CLI::App app{"Regatta: queues of batch jobs, scheduled fairly.", "regatta"};
+  app.fallthrough();  // global flags may follow the verb: `regatta queue list -o json`
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'regatta VERB --help' for a verb's flags. Examples:\n"
+      "  regatta up\n"
+      "  regatta queue create team-a --permission 'group:team-a=all'\n"
+      "  regatta submit jobs.yaml\n"
+      "  regatta watch team-a nightly");
+
+  CommandEnv env;
+  env.in = &in;
+  env.out = &out;
+  env.err = &err;
+  env.interactive_stdin = stdin_is_terminal;
+  std::string output = "table";
+  std::string timeout = "30s";
+  env.client.server = kDefaultServer;
+  app.add_option("--server", env.client.server, "API server HOST:PORT")
+      ->envname("REGATTA_SERVER")
+      ->capture_default_str();
+  app.add_option("--token", env.client.token, "Bearer token")->envname("REGATTA_TOKEN");
+  app.add_option("--user", env.client.user, "User for basic auth")->envname("REGATTA_USER");
+  app.add_option("--password", env.client.password, "Password for basic auth")
+      ->envname("REGATTA_PASSWORD");
+  app.add_option("-o,--output", output, "Output format: table, json or yaml")
+      ->capture_default_str();
+  app.add_option("--timeout", timeout, "Deadline of each call, e.g. 30s, 2m")
+      ->capture_default_str();
+
+  // The verb to run once parsing succeeded; returns an exit code or a status to report.
+  std::function<absl::StatusOr<int>()> action;
+  auto status_action = [&action](std::function<absl::Status()> f) {
+    action = [f = std::move(f)]() -> absl::StatusOr<int> {
+      absl::Status status = f();
+      if (!status.ok()) return status;
+      return kExitOk;
+    };
+  };
+
+  // ---- up / server
+  std::string up_config, up_data_dir, up_grpc, up_http;
+  std::vector<std::string> up_sets;
+  for (const char* name : {"up", "server"}) {
+    bool is_up = std::string(name) == "up";
+    CLI::App* verb = app.add_subcommand(
+        name, is_up ? "Run the whole platform in this process (embedded defaults)"
+                    : "Run the API server and its components as a server process");
+    AddUpFlags(verb, up_config, up_sets, up_data_dir, up_grpc, up_http);
+    verb->callback([&, is_up] {
+      action = [&, is_up]() -> absl::StatusOr<int> {
+#ifdef REGATTA_CLI_HAVE_SERVER
+        regatta::server::UpFlags flags;
+        flags.config_file = up_config;
+        flags.overrides = up_sets;
+        flags.data_dir = up_data_dir;
+        flags.grpc_listen = up_grpc;
+        flags.http_listen = up_http;
+        return is_up ? regatta::server::RunUp(flags) : regatta::server::RunServer(flags);
+#else
+        err << "regatta " << (is_up ? "up" : "server") << ": server not built\n";
+        return kExitFailed;
+#endif
+      };
+    });
+  }
+
+  // ---- queue
+  CLI::App* queue = app.add_subcommand("queue", "Create, inspect and change queues");
+  queue->require_subcommand(1);
+  QueueOptions queue_options;
+  double priority_factor = 0;
+  std::string queue_name;
+  {
+    CLI::App* create = AddVerb(queue, "create", "Create a queue (from flags or -f FILE)");
+    AddQueueSpecFlags(create, queue_options, priority_factor);
+    create->callback([&, create] {
+      if (create->count("--priority-factor") > 0)
+        queue_options.spec.priority_factor = priority_factor;
+      status_action([&] { return QueueCreate(env, queue_options); });
+    });
+    CLI::App* update = AddVerb(queue, "update",
+                               "Change a queue: each flag given replaces that part of the spec; "
+                               "-f replaces the whole spec");
+    AddQueueSpecFlags(update, queue_options, priority_factor);
+    update->callback([&, update] {
+      if (update->count("--priority-factor") > 0)
+        queue_options.spec.priority_factor = priority_factor;
+      status_action([&] { return QueueUpdate(env, queue_options); });
+    });
+    CLI::App* get = AddVerb(queue, "get", "Show one queue");
+    get->add_option("NAME", queue_name, "Queue name")->required();
+    get->callback([&] { status_action([&] { return QueueGet(env, queue_name); }); });
+    CLI::App* list = AddVerb(queue, "list", "List queues");
+    list->callback([&] { status_action([&] { return QueueList(env); }); });
+    CLI::App* del = AddVerb(queue, "delete", "Delete a queue");
+    del->add_option("NAME", queue_name, "Queue name")->required();
+    del->callback([&] { status_action([&] { return QueueDelete(env, queue_name); }); });
+    CLI::App* cordon = AddVerb(queue, "cordon", "Stop a queue from accepting new jobs");
+    cordon->add_option("NAME", queue_name, "Queue name")->required();
+    cordon->callback([&] { status_action([&] { return QueueCordon(env, queue_name, true); }); });
+    CLI::App* uncordon = AddVerb(queue, "uncordon", "Let a cordoned queue accept jobs again");
+    uncordon->add_option("NAME", queue_name, "Queue name")->required();
+    uncordon->callback([&] { status_action([&] { return QueueCordon(env, queue_name, false); }); });
+  }
+
+  // ---- submit
+  SubmitOptions submit_options;
+  {
+    CLI::App* submit =
+        AddVerb(&app, "submit", "Submit the jobs of a YAML file {queue, jobSet, jobs: [...]}");
+    submit->add_option("FILE", submit_options.file, "Job file; \"-\" reads stdin")->required();
+    submit->add_flag("--dry-run", submit_options.dry_run,
+                     "Parse and check the file, submit nothing");
+    submit->add_option("--batch-size", submit_options.batch_size, "Jobs per SubmitJobs call")
+        ->capture_default_str();
+    submit->callback([&] { status_action([&] { return Submit(env, submit_options); }); });
+  }
+
+  // ---- cancel / reprioritize / preempt
+  JobSelection selection;
+  std::vector<std::string> states;
+  std::string reason;
+  int64_t priority = 0;
+  {
+    CLI::App* cancel =
+        AddVerb(&app, "cancel", "Cancel jobs by id, or a job set with --queue and --job-set");
+    cancel->add_option("JOB_ID", selection.job_ids, "Job ids");
+    cancel->add_option("--queue", selection.queue, "Queue of the job set");
+    cancel->add_option("--job-set", selection.job_set, "Job set to cancel");
+    cancel->add_option("--state", states,
+                       "Job-set cancel: only jobs in these states, e.g. QUEUED,RUNNING");
+    cancel->add_option("--reason", reason, "Why (recorded in the job's events)");
+    cancel->callback(
+        [&] { status_action([&] { return Cancel(env, selection, states, reason); }); });
+
+    CLI::App* reprioritize =
+        AddVerb(&app, "reprioritize", "Change the priority of jobs, or of a whole job set");
+    reprioritize->add_option("JOB_ID", selection.job_ids, "Job ids");
+    reprioritize->add_option("--queue", selection.queue, "Queue of the job set");
+    reprioritize->add_option("--job-set", selection.job_set, "Job set to reprioritize");
+    reprioritize->add_option("--priority", priority, "New priority (lower runs first)")->required();
+    reprioritize->callback(
+        [&] { status_action([&] { return Reprioritize(env, selection, priority); }); });
+
+    CLI::App* preempt = AddVerb(&app, "preempt", "Preempt running jobs");
+    preempt->add_option("JOB_ID", selection.job_ids, "Job ids")->required();
+    preempt->add_option("--queue", selection.queue, "Queue of the jobs (optional)");
+    preempt->add_option("--job-set", selection.job_set, "Job set of the jobs (optional)");
+    preempt->add_option("--reason", reason, "Why (recorded in the job's events)");
+    preempt->callback([&] { status_action([&] { return Preempt(env, selection, reason); }); });
+  }
+
+  // ---- jobs
+  JobsListOptions list_options;
+  std::string job_id;
+  bool with_spec = false;
+  {
+    CLI::App* jobs = app.add_subcommand("jobs", "List and inspect jobs");
+    jobs->require_subcommand(1);
+    CLI::App* list = AddVerb(jobs, "list", "List jobs, oldest first");
+    list->add_option("--queue", list_options.queue, "Only this queue");
+    list->add_option("--job-set", list_options.job_set, "Only this job set");
+    list->add_option("--state", list_options.states, "Only these states, e.g. QUEUED,RUNNING");
+    list->add_option("--owner", list_options.owner, "Only jobs of this user");
+    list->add_option("--label", list_options.labels, "Only jobs with label k=v (repeatable)");
+    list->add_option("--limit", list_options.limit, "At most this many jobs")
+        ->capture_default_str();
+    list->add_flag("--all", list_options.all, "Every matching job (pages through)");
+    list->add_flag("--newest-first", list_options.newest_first, "Newest jobs first");
+    list->callback([&] { status_action([&] { return JobsList(env, list_options); }); });
+
+    CLI::App* get = AddVerb(jobs, "get", "Show one job with its runs and errors");
+    get->add_option("JOB_ID", job_id, "Job id")->required();
+    get->add_flag("--spec", with_spec, "Include the job's spec");
+    get->callback([&] { status_action([&] { return JobsGet(env, job_id, with_spec); }); });
+  }
+
+  // ---- watch
+  WatchOptions watch_options;
+  std::string watch_timeout;
+  {
+    CLI::App* watch =
+        AddVerb(&app, "watch", "Print a job set's events until every job seen has finished");
+    watch->footer(absl::StrCat(
+        "Exit code 0: every job succeeded; 1: some job failed, was cancelled, preempted or "
+        "rejected; 2: --timeout passed first.\n\n",
+        kGlobalFlagsFooter));
+    watch->add_option("QUEUE", watch_options.queue, "Queue")->required();
+    watch->add_option("JOBSET", watch_options.job_set, "Job set")->required();
+    watch->add_option("--from", watch_options.from_id, "Start after this event id");
+    watch->add_flag("--no-follow", watch_options.no_follow,
+                    "Print the events logged so far and exit");
+    watch->add_option("--timeout", watch_timeout, "Give up after this long (exit code 2)");
+    watch->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        if (!watch_timeout.empty()) {
+          auto d = ParseDurationFlag(watch_timeout);
+          if (!d.ok()) return UsageError(absl::StrCat("--timeout ", d.status().message()));
+          watch_options.timeout = *d;
+        }
+        return Watch(env, watch_options);
+      };
+    });
+  }
+
+  // ---- users
+#ifdef REGATTA_CLI_HAVE_AUTH
+  std::string token;
+  {
+    CLI::App* users = app.add_subcommand("users", "Helpers for the server's users file");
+    users->require_subcommand(1);
+    CLI::App* hash_password =
+        AddVerb(users, "hash-password",
+                "Read a password from stdin (prompted on a terminal) and print its argon2id hash");
+    hash_password->callback([&] { status_action([&] { return UsersHashPassword(env); }); });
+    CLI::App* hash_token =
+        AddVerb(users, "hash-token",
+                "Print the SHA-256 (hex) of a bearer token, given as TOKEN or on stdin");
+    hash_token->add_option("TOKEN", token, "The token (default: read one line from stdin)");
+    hash_token->callback([&] { status_action([&] { return UsersHashToken(env, token); }); });
+  }
+#endif
+
+  // ---- version
+  AddVerb(&app, "version", "Print the version")->callback([&] {
+    status_action([&] { return Version(env); });
+  });
+
+  if (args.empty()) {
+    out << app.help();
+    return kExitOk;
+  }
+  std::string verb;
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants argv reversed
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ParseError& e) {
+    verb = VerbOf(app);
+    std::string where = verb.empty() ? "" : absl::StrCat(verb, ": ");
+    std::string help = verb.empty() ? "regatta --help" : absl::StrCat("regatta ", verb, " --help");
+    std::string message = e.what();
+    // CLI11 reports a mistyped verb as a missing subcommand; name the word instead.
+    std::vector<std::string> extras = app.remaining(/*recurse=*/true);
+    if (e.get_name() == "RequiredError" && !extras.empty() && !extras.front().empty() &&
+        extras.front()[0] != '-') {
+      const CLI::App* current = &app;
+      while (!current->get_subcommands().empty()) current = current->get_subcommands().front();
+      std::vector<std::string> verbs;
+      for (const CLI::App* sub : current->get_subcommands({})) verbs.push_back(sub->get_name());
+      if (!verbs.empty()) {
+        message = absl::StrCat("unknown verb \"", extras.front(), "\" (one of ",
+                               absl::StrJoin(verbs, ", "), ")");
+      }
+    }
+    err << "regatta: " << where << message << " (see '" << help << "')\n";
+    return kExitUsage;
+  }
+  verb = VerbOf(app);
+  auto usage = [&](absl::string_view message) {
+    err << "regatta: " << verb << ": " << message << " (see 'regatta " << verb << " --help')\n";
+    return kExitUsage;
+  };
+
+  auto format = ParseOutputFormat(output);
+  if (!format.ok()) return usage(format.status().message());
+  env.output = *format;
+  auto unary_timeout = ParseDurationFlag(timeout);
+  if (!unary_timeout.ok())
+    return usage(absl::StrCat("--timeout ", unary_timeout.status().message()));
+  env.client.timeout = *unary_timeout;
+  if (!action) return usage("nothing to do");
+  if (verb != "up" && verb != "server") {
+    // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
+    setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
+  }
+
+  absl::StatusOr<int> result = action();
+  out.flush();
+  if (result.ok()) return *result;
+  if (IsUsageError(result.status())) return usage(result.status().message());
+  err << "regatta: " << verb << ": " << absl::StatusCodeToString(result.status().code()) << ": "
+      << result.status().message() << "\n";
+  return kExitFailed;
+}
+
+int Main(int argc, char** argv) {
+  try {
+    std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+    return RunCli(args, std::cin, std::cout, std::cerr, isatty(STDIN_FILENO) == 1);
+  } catch (const std::exception& e) {
+    std::cerr << "regatta: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "regatta: internal error\n";
+  }
+  return kExitFailed;
+}
+
+}  // namespace regatta::cli

@@ -1,0 +1,67 @@
+#ifndef REGATTA_SRC_CLI_CLIENT_H_
+#define REGATTA_SRC_CLI_CLIENT_H_
+
+// The gRPC side of the CLI: one channel to the server, the authorization metadata and the
+// per-call deadline. Kept thin; everything else in src/cli is pure logic.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "regatta/v1/event_service.grpc.pb.h"
+#include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/submit_service.grpc.pb.h"
+
+namespace regatta::cli {
+
+inline constexpr char kDefaultServer[] = "127.0.0.1:50051";
+inline constexpr int kMaxReceiveMessageBytes = 64 << 20;
+
+struct ClientOptions {
+  std::string server = kDefaultServer;  // host:port
+  std::string token;                    // bearer token
+  std::string user;                     // basic auth, with password
+  std::string password;
+  absl::Duration timeout = absl::Seconds(30);  // deadline of unary calls
+};
+
+// The value of the "authorization" header: "Bearer T", "Basic base64(U:P)", or "" for none.
+// INVALID_ARGUMENT when both a token and a user are given, or a user without a password.
+absl::StatusOr<std::string> AuthorizationHeader(const ClientOptions& options);
+
+// gRPC codes and absl codes share their numbers (both are google.rpc.Code).
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+class Client {
+ public:
+  static absl::StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options);
+
+  // A context carrying the authorization header, with a deadline `timeout` from now unless it
+  // is infinite.
+  std::unique_ptr<grpc::ClientContext> NewContext(absl::Duration timeout) const;
+  std::unique_ptr<grpc::ClientContext> UnaryContext() const { return NewContext(timeout_); }
+
+  regatta::v1::QueueService::Stub& queues() { return *queues_; }
+  regatta::v1::SubmitService::Stub& submit() { return *submit_; }
+  regatta::v1::JobService::Stub& jobs() { return *jobs_; }
+  regatta::v1::EventService::Stub& events() { return *events_; }
+
+ private:
+  Client() = default;
+
+  std::string authorization_;
+  absl::Duration timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<regatta::v1::QueueService::Stub> queues_;
+  std::unique_ptr<regatta::v1::SubmitService::Stub> submit_;
+  std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
+  std::unique_ptr<regatta::v1::EventService::Stub> events_;
+};
+
+}  // namespace regatta::cli
+
+#endif  // REGATTA_SRC_CLI_CLIENT_H_

@@ -1,0 +1,609 @@
+#include "src/cli/commands.h"
+
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "src/cli/job_file.h"
+#include "src/cli/render.h"
+#include "src/cli/watch_tracker.h"
+#include "src/cli/yaml_json.h"
+#include "src/common/config.h"
+#include "src/common/status_macros.h"
+
+namespace regatta::cli {
+namespace {
+
+using json = OrderedJson;
+namespace v1 = regatta::v1;
+
+constexpr char kUsagePayload[] = "regatta.dev/cli-usage";
+
+std::ostream& Out(const CommandEnv& env) { return *env.out; }
+
+void PrintJson(const CommandEnv& env, const json& j) {
+  if (env.output == OutputFormat::kYaml) {
+    Out(env) << JsonToYaml(j);
+  } else {
+    Out(env) << j.dump(2) << "\n";
+  }
+}
+
+// Ids the server acted on, and those it left out (already terminal, or unknown).
+void PrintPerJob(const CommandEnv& env, const std::vector<std::string>& requested,
+                 const google::protobuf::RepeatedPtrField<std::string>& done,
+                 absl::string_view done_text, absl::string_view skipped_text) {
+  std::set<std::string> done_set(done.begin(), done.end());
+  for (const auto& id : done) Out(env) << id << " " << done_text << "\n";
+  for (const auto& id : requested) {
+    if (done_set.count(id) == 0) Out(env) << id << " " << skipped_text << "\n";
+  }
+}
+
+absl::Status RequireName(const std::string& name, absl::string_view what) {
+  if (name.empty()) return UsageError(absl::StrCat(what, " is required"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Queue> QueueFromOptions(const CommandEnv& env, const QueueOptions& options,
+                                           bool* file_sets_cordoned) {
+  v1::Queue queue;
+  if (!options.file.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadInput(env, options.file));
+    auto parsed = ParseQueueFile(text);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.file, ": ", parsed.status().message()));
+    }
+    queue = *std::move(parsed);
+    if (file_sets_cordoned != nullptr) *file_sets_cordoned = QueueFileSetsCordoned(text);
+    if (!options.name.empty() && !queue.name().empty() && queue.name() != options.name) {
+      return UsageError(absl::StrCat("the name argument \"", options.name,
+                                     "\" differs from the file's name \"", queue.name(), "\""));
+    }
+  }
+  if (!options.name.empty()) queue.set_name(options.name);
+  if (queue.name().empty()) return UsageError("a queue NAME (or -f with a name) is required");
+  // Output-only fields from a `queue get -o yaml` round trip are not ours to send.
+  queue.clear_create_time();
+  queue.clear_update_time();
+  auto status = ApplyQueueFlags(options.spec, &queue);
+  if (!status.ok()) return UsageError(status.message());
+  return queue;
+}
+
+}  // namespace
+
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text) {
+  if (text == "table" || text == "wide" || text.empty()) return OutputFormat::kTable;
+  if (text == "json") return OutputFormat::kJson;
+  if (text == "yaml") return OutputFormat::kYaml;
+  return UsageError(absl::StrCat("-o: unknown output format \"", text, "\" (table, json, yaml)"));
+}
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kUsagePayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsUsageError(const absl::Status& status) {
+  return status.GetPayload(kUsagePayload).has_value();
+}
+
+absl::StatusOr<std::string> ReadInput(const CommandEnv& env, absl::string_view path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(*env.in), std::istreambuf_iterator<char>());
+  }
+  return ReadFileToString(path);
+}
+
+void PrintMessage(const CommandEnv& env, const google::protobuf::Message& message,
+                  const std::string& table) {
+  if (env.output == OutputFormat::kTable) {
+    Out(env) << table;
+  } else {
+    PrintJson(env, MessageToJsonValue(message));
+  }
+}
+
+// ---- queue ------------------------------------------------------------------------------------
+
+absl::Status QueueCreate(const CommandEnv& env, const QueueOptions& options) {
+  ASSIGN_OR_RETURN(v1::Queue queue, QueueFromOptions(env, options, nullptr));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::CreateQueueRequest request;
+  *request.mutable_queue() = queue;
+  v1::Queue created;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->queues().CreateQueue(context.get(), request, &created)));
+  PrintMessage(env, created, absl::StrCat("queue ", created.name(), " created\n"));
+  return absl::OkStatus();
+}
+
+absl::Status QueueUpdate(const CommandEnv& env, const QueueOptions& options) {
+  if (options.name.empty() && options.file.empty()) {
+    return UsageError("a queue NAME (or -f) is required");
+  }
+  const QueueSpecFlags& spec = options.spec;
+  if (options.file.empty() && !spec.priority_factor && spec.permissions.empty() &&
+      spec.labels.empty() && spec.limits.empty()) {
+    return UsageError("nothing to update: give -f or a flag such as --priority-factor");
+  }
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  bool file_sets_cordoned = false;
+  v1::Queue queue;
+  if (!options.file.empty()) {
+    // The file replaces the spec, as `kubectl replace` does; only `cordoned` is kept when the
+    // file does not mention it, since cordoning has its own verbs.
+    ASSIGN_OR_RETURN(queue, QueueFromOptions(env, options, &file_sets_cordoned));
+  }
+  std::string name = options.file.empty() ? options.name : queue.name();
+  v1::GetQueueRequest get;
+  get.set_name(name);
+  v1::Queue current;
+  {
+    auto context = client->UnaryContext();
+    RETURN_IF_ERROR(FromGrpcStatus(client->queues().GetQueue(context.get(), get, &current)));
+  }
+  if (options.file.empty()) {
+    // Flags change only what they name; the rest of the current spec is kept.
+    queue = current;
+    queue.clear_create_time();
+    queue.clear_update_time();
+    auto status = ApplyQueueFlags(options.spec, &queue);
+    if (!status.ok()) return UsageError(status.message());
+  } else if (!file_sets_cordoned) {
+    queue.set_cordoned(current.cordoned());
+  }
+  v1::UpdateQueueRequest request;
+  *request.mutable_queue() = queue;
+  v1::Queue updated;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->queues().UpdateQueue(context.get(), request, &updated)));
+  PrintMessage(env, updated, absl::StrCat("queue ", updated.name(), " updated\n"));
+  return absl::OkStatus();
+}
+
+absl::Status QueueGet(const CommandEnv& env, const std::string& name) {
+  RETURN_IF_ERROR(RequireName(name, "a queue NAME"));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::GetQueueRequest request;
+  request.set_name(name);
+  v1::Queue queue;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->queues().GetQueue(context.get(), request, &queue)));
+  PrintMessage(env, queue, RenderQueueDetails(queue, env.render));
+  return absl::OkStatus();
+}
+
+absl::Status QueueList(const CommandEnv& env) {
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::ListQueuesResponse all;
+  v1::ListQueuesRequest request;
+  do {
+    v1::ListQueuesResponse page;
+    auto context = client->UnaryContext();
+    RETURN_IF_ERROR(FromGrpcStatus(client->queues().ListQueues(context.get(), request, &page)));
+    for (auto& q : *page.mutable_queues()) *all.add_queues() = std::move(q);
+    if (page.next_page_token() == request.page_token()) break;  // a server bug; do not spin
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  std::vector<v1::Queue> queues(all.queues().begin(), all.queues().end());
+  if (env.output == OutputFormat::kTable && queues.empty()) {
+    Out(env) << "No queues found.\n";
+    return absl::OkStatus();
+  }
+  PrintMessage(env, all, RenderQueueTable(queues, env.render));
+  return absl::OkStatus();
+}
+
+absl::Status QueueDelete(const CommandEnv& env, const std::string& name) {
+  RETURN_IF_ERROR(RequireName(name, "a queue NAME"));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::DeleteQueueRequest request;
+  request.set_name(name);
+  v1::DeleteQueueResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->queues().DeleteQueue(context.get(), request, &response)));
+  PrintMessage(env, response, absl::StrCat("queue ", name, " deleted\n"));
+  return absl::OkStatus();
+}
+
+absl::Status QueueCordon(const CommandEnv& env, const std::string& name, bool cordon) {
+  RETURN_IF_ERROR(RequireName(name, "a queue NAME"));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::CordonQueueRequest request;
+  request.set_name(name);
+  v1::Queue queue;
+  auto context = client->UnaryContext();
+  grpc::Status status = cordon ? client->queues().CordonQueue(context.get(), request, &queue)
+                               : client->queues().UncordonQueue(context.get(), request, &queue);
+  RETURN_IF_ERROR(FromGrpcStatus(status));
+  PrintMessage(env, queue, absl::StrCat("queue ", name, cordon ? " cordoned\n" : " uncordoned\n"));
+  return absl::OkStatus();
+}
+
+// ---- submit -----------------------------------------------------------------------------------
+
+absl::Status Submit(const CommandEnv& env, const SubmitOptions& options) {
+  if (options.batch_size < 1) return UsageError("--batch-size must be at least 1");
+  ASSIGN_OR_RETURN(std::string text, ReadInput(env, options.file));
+  auto parsed = ParseJobFile(text, options.batch_size);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(options.file, ": ", parsed.status().message()));
+  }
+  const std::vector<v1::SubmitJobsRequest>& batches = *parsed;
+  int total = 0;
+  for (const auto& b : batches) total += b.items_size();
+
+  if (options.dry_run) {
+    if (env.output != OutputFormat::kTable) {
+      json requests = json::array();
+      for (const auto& b : batches) requests.push_back(MessageToJsonValue(b));
+      PrintJson(env, json{{"requests", requests}});
+      return absl::OkStatus();
+    }
+    Table table({"QUEUE", "JOB SET", "JOBS", "REQUESTS"});
+    // Group consecutive batches of one document into one row.
+    std::vector<std::tuple<std::string, std::string, int, int>> rows;
+    for (const auto& b : batches) {
+      if (!rows.empty() && std::get<0>(rows.back()) == b.queue() &&
+          std::get<1>(rows.back()) == b.job_set() && b.items_size() > 0 &&
+          std::get<2>(rows.back()) % options.batch_size == 0) {
+        std::get<2>(rows.back()) += b.items_size();
+        std::get<3>(rows.back()) += 1;
+      } else {
+        rows.emplace_back(b.queue(), b.job_set(), b.items_size(), 1);
+      }
+    }
+    for (const auto& [q, s, jobs, requests] : rows) {
+      table.AddRow({q, s, absl::StrCat(jobs), absl::StrCat(requests)});
+    }
+    Out(env) << table.Render() << "dry run: " << total << (total == 1 ? " job" : " jobs")
+             << " valid, nothing submitted\n";
+    return absl::OkStatus();
+  }
+
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::SubmitJobsResponse all;
+  int submitted = 0;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    v1::SubmitJobsResponse response;
+    auto context = client->UnaryContext();
+    grpc::Status status = client->submit().SubmitJobs(context.get(), batches[i], &response);
+    if (!status.ok()) {
+      // Earlier batches are in: show them, so a retry can skip them (or rely on client ids).
+      if (submitted > 0) PrintMessage(env, all, RenderSubmitResults(all));
+      std::string where;
+      if (batches.size() > 1) {
+        where = absl::StrCat("request ", i + 1, " of ", batches.size(), " (jobs ", submitted, "..",
+                             submitted + batches[i].items_size() - 1,
+                             " of the file after count expansion; ", submitted,
+                             " jobs before it were submitted): ");
+      }
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          absl::StrCat(where, status.error_message()));
+    }
+    submitted += batches[i].items_size();
+    for (auto& item : *response.mutable_items()) *all.add_items() = std::move(item);
+  }
+  PrintMessage(env, all, RenderSubmitResults(all));
+  return absl::OkStatus();
+}
+
+// ---- cancel / reprioritize / preempt ----------------------------------------------------------
+
+absl::Status Cancel(const CommandEnv& env, const JobSelection& jobs,
+                    const std::vector<std::string>& state_texts, const std::string& reason) {
+  if (jobs.job_ids.empty()) {
+    if (jobs.queue.empty() || jobs.job_set.empty()) {
+      return UsageError("give JOB_IDs, or --queue and --job-set to cancel a job set");
+    }
+    auto states = ParseJobStates(state_texts);
+    if (!states.ok()) return UsageError(absl::StrCat("--state ", states.status().message()));
+    v1::CancelJobSetRequest request;
+    request.set_queue(jobs.queue);
+    request.set_job_set(jobs.job_set);
+    for (auto s : *states) request.add_states(s);
+    request.set_reason(reason);
+    ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+    v1::CancelJobSetResponse response;
+    auto context = client->UnaryContext();
+    RETURN_IF_ERROR(
+        FromGrpcStatus(client->submit().CancelJobSet(context.get(), request, &response)));
+    std::string text = absl::StrCat("cancel requested for job set ", jobs.queue, "/", jobs.job_set);
+    if (!states->empty()) {
+      std::vector<std::string> names;
+      for (auto s : *states) names.push_back(JobStateName(s));
+      absl::StrAppend(&text, " (jobs in ", absl::StrJoin(names, ","), ")");
+    }
+    PrintMessage(env, response, absl::StrCat(text, "\n"));
+    return absl::OkStatus();
+  }
+  if (!state_texts.empty()) return UsageError("--state applies only to cancelling a job set");
+  v1::CancelJobsRequest request;
+  request.set_queue(jobs.queue);
+  request.set_job_set(jobs.job_set);
+  for (const auto& id : jobs.job_ids) request.add_job_ids(id);
+  request.set_reason(reason);
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::CancelJobsResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->submit().CancelJobs(context.get(), request, &response)));
+  if (env.output == OutputFormat::kTable) {
+    PrintPerJob(env, jobs.job_ids, response.cancel_requested_ids(), "cancel requested",
+                "not cancelled (already finished)");
+  } else {
+    PrintMessage(env, response, "");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Reprioritize(const CommandEnv& env, const JobSelection& jobs, int64_t priority) {
+  if (priority < 0 || priority > std::numeric_limits<uint32_t>::max()) {
+    return UsageError("--priority must be between 0 and 4294967295");
+  }
+  if (jobs.job_ids.empty() && (jobs.queue.empty() || jobs.job_set.empty())) {
+    return UsageError("give JOB_IDs, or --queue and --job-set to reprioritize a job set");
+  }
+  v1::ReprioritizeJobsRequest request;
+  request.set_queue(jobs.queue);
+  request.set_job_set(jobs.job_set);
+  for (const auto& id : jobs.job_ids) request.add_job_ids(id);
+  request.set_new_priority(static_cast<uint32_t>(priority));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::ReprioritizeJobsResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(
+      FromGrpcStatus(client->submit().ReprioritizeJobs(context.get(), request, &response)));
+  if (env.output != OutputFormat::kTable) {
+    PrintMessage(env, response, "");
+  } else if (jobs.job_ids.empty()) {
+    Out(env) << response.reprioritized_ids_size() << " jobs of job set " << jobs.queue << "/"
+             << jobs.job_set << " reprioritized to " << priority << "\n";
+  } else {
+    PrintPerJob(env, jobs.job_ids, response.reprioritized_ids(),
+                absl::StrCat("reprioritized to ", priority),
+                "not reprioritized (already finished)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Preempt(const CommandEnv& env, const JobSelection& jobs, const std::string& reason) {
+  if (jobs.job_ids.empty()) return UsageError("at least one JOB_ID is required");
+  v1::PreemptJobsRequest request;
+  request.set_queue(jobs.queue);
+  request.set_job_set(jobs.job_set);
+  for (const auto& id : jobs.job_ids) request.add_job_ids(id);
+  request.set_reason(reason);
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::PreemptJobsResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->submit().PreemptJobs(context.get(), request, &response)));
+  if (env.output == OutputFormat::kTable) {
+    PrintPerJob(env, jobs.job_ids, response.preempt_requested_ids(), "preemption requested",
+                "not preempted (not running)");
+  } else {
+    PrintMessage(env, response, "");
+  }
+  return absl::OkStatus();
+}
+
+// ---- jobs -------------------------------------------------------------------------------------
+
+absl::Status JobsList(const CommandEnv& env, const JobsListOptions& options) {
+  if (!options.all && options.limit < 1) return UsageError("--limit must be at least 1");
+  v1::ListJobsRequest request;
+  request.set_queue(options.queue);
+  request.set_job_set(options.job_set);
+  request.set_owner(options.owner);
+  auto states = ParseJobStates(options.states);
+  if (!states.ok()) return UsageError(absl::StrCat("--state ", states.status().message()));
+  for (auto s : *states) request.add_states(s);
+  auto labels = ParseKeyValues(options.labels);
+  if (!labels.ok()) return UsageError(absl::StrCat("--label ", labels.status().message()));
+  for (const auto& [k, v] : *labels) (*request.mutable_labels())[k] = v;
+  if (options.newest_first) request.set_order_by("-submit_time");
+
+  constexpr int kMaxPageSize = 1000;
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::ListJobsResponse all;
+  bool more = false;
+  while (true) {
+    int remaining = options.all ? kMaxPageSize : options.limit - all.jobs_size();
+    request.set_page_size(std::min(remaining, kMaxPageSize));
+    v1::ListJobsResponse page;
+    auto context = client->UnaryContext();
+    RETURN_IF_ERROR(FromGrpcStatus(client->jobs().ListJobs(context.get(), request, &page)));
+    for (auto& j : *page.mutable_jobs()) {
+      if (!options.all && all.jobs_size() >= options.limit) break;
+      *all.add_jobs() = std::move(j);
+    }
+    if (page.next_page_token().empty() || page.next_page_token() == request.page_token()) break;
+    if (!options.all && all.jobs_size() >= options.limit) {
+      more = true;
+      break;
+    }
+    request.set_page_token(page.next_page_token());
+  }
+  if (env.output != OutputFormat::kTable) {
+    PrintMessage(env, all, "");
+    return absl::OkStatus();
+  }
+  if (all.jobs().empty()) {
+    Out(env) << "No jobs found.\n";
+    return absl::OkStatus();
+  }
+  std::vector<v1::JobSummary> jobs(all.jobs().begin(), all.jobs().end());
+  Out(env) << RenderJobTable(jobs, env.render);
+  if (more) {
+    *env.err << "(showing the first " << all.jobs_size()
+             << " jobs; use --limit N or --all for more)\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobsGet(const CommandEnv& env, const std::string& job_id, bool spec) {
+  RETURN_IF_ERROR(RequireName(job_id, "a JOB_ID"));
+  v1::GetJobDetailsRequest request;
+  request.add_job_ids(job_id);
+  request.set_expand_spec(spec);
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::GetJobDetailsResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->jobs().GetJobDetails(context.get(), request, &response)));
+  auto it = response.jobs().find(job_id);
+  if (it == response.jobs().end()) {
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  }
+  PrintMessage(env, it->second, RenderJobDetails(it->second, env.render));
+  return absl::OkStatus();
+}
+
+// ---- watch ------------------------------------------------------------------------------------
+
+absl::StatusOr<int> Watch(const CommandEnv& env, const WatchOptions& options) {
+  if (options.queue.empty() || options.job_set.empty()) {
+    return UsageError("QUEUE and JOBSET are required");
+  }
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  const bool follow = !options.no_follow;
+  const absl::Time deadline =
+      options.timeout.has_value() ? absl::Now() + *options.timeout : absl::InfiniteFuture();
+
+  v1::JobSetEventsRequest request;
+  request.set_queue(options.queue);
+  request.set_job_set(options.job_set);
+  request.set_from_id(options.from_id);
+  request.set_watch(follow);
+
+  WatchTracker tracker;
+  auto timed_out = [&]() {
+    *env.err << "regatta: watch: DEADLINE_EXCEEDED: not finished after "
+             << absl::FormatDuration(*options.timeout) << "; " << tracker.Summary() << "\n";
+    return WatchTracker::kTimedOut;
+  };
+  auto print_summary = [&]() {
+    if (env.output == OutputFormat::kTable) Out(env) << "watch: " << tracker.Summary() << "\n";
+    Out(env).flush();
+  };
+  while (true) {
+    auto context = client->NewContext(deadline == absl::InfiniteFuture() ? absl::InfiniteDuration()
+                                                                         : deadline - absl::Now());
+    auto reader = client->events().GetJobSetEvents(context.get(), request);
+    v1::JobSetEvent event;
+    bool finished = false;
+    while (reader->Read(&event)) {
+      request.set_from_id(event.id());
+      switch (env.output) {
+        case OutputFormat::kTable:
+          Out(env) << RenderEventLine(event, env.render) << "\n";
+          break;
+        case OutputFormat::kJson:
+          Out(env) << MessageToJsonValue(event).dump() << "\n";
+          break;
+        case OutputFormat::kYaml:
+          Out(env) << "---\n" << JsonToYaml(MessageToJsonValue(event));
+          break;
+      }
+      Out(env).flush();
+      tracker.Observe(event);
+      if (follow && tracker.Finished()) {
+        finished = true;
+        context->TryCancel();
+        break;
+      }
+    }
+    grpc::Status status = reader->Finish();
+    if (finished) {
+      print_summary();
+      return tracker.ExitCode();
+    }
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && options.timeout) {
+      return timed_out();
+    }
+    if (!status.ok()) {
+      std::string message = status.error_message();
+      if (!request.from_id().empty() && request.from_id() != options.from_id) {
+        absl::StrAppend(&message, " (resume with --from ", request.from_id(), ")");
+      }
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+    }
+    if (!follow) {
+      print_summary();
+      return tracker.ExitCode();
+    }
+    // The server ended a followed stream (e.g. it is shutting down): resume after the last event.
+    absl::Time resume = absl::Now() + options.reconnect_delay;
+    if (resume >= deadline) {
+      absl::SleepFor(std::max(absl::ZeroDuration(), deadline - absl::Now()));
+      return timed_out();
+    }
+    absl::SleepFor(options.reconnect_delay);
+  }
+}
+
+// ---- misc -------------------------------------------------------------------------------------
+
+absl::StatusOr<std::string> ReadSecret(const CommandEnv& env, absl::string_view prompt,
+                                       bool confirm) {
+  auto read_line = [&](absl::string_view label) -> absl::StatusOr<std::string> {
+    std::string line;
+    if (env.interactive_stdin) {
+      *env.err << label << std::flush;
+      termios old_attrs{};
+      bool restore = tcgetattr(STDIN_FILENO, &old_attrs) == 0;
+      if (restore) {
+        termios no_echo = old_attrs;
+        no_echo.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &no_echo);
+      }
+      bool got = static_cast<bool>(std::getline(*env.in, line));
+      if (restore) tcsetattr(STDIN_FILENO, TCSAFLUSH, &old_attrs);
+      *env.err << "\n";
+      if (!got) return absl::InvalidArgumentError("no input");
+    } else if (!std::getline(*env.in, line)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected the ", absl::AsciiStrToLower(absl::StripSuffix(label, ": ")),
+                       " on standard input"));
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+  };
+  ASSIGN_OR_RETURN(std::string secret, read_line(prompt));
+  if (secret.empty()) return absl::InvalidArgumentError("the input is empty");
+  if (confirm && env.interactive_stdin) {
+    ASSIGN_OR_RETURN(std::string again, read_line("Repeat: "));
+    if (again != secret) return absl::InvalidArgumentError("the two entries differ");
+  }
+  return secret;
+}
+
+absl::Status Version(const CommandEnv& env) {
+#ifndef REGATTA_VERSION
+#define REGATTA_VERSION "unknown"
+#endif
+  if (env.output == OutputFormat::kTable) {
+    Out(env) << "regatta " << REGATTA_VERSION << "\n";
+  } else {
+    PrintJson(env, json{{"version", REGATTA_VERSION}});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace regatta::cli

@@ -1,0 +1,526 @@
+// Runs the command line against in-process fake services: flags to requests, metadata, paging,
+// batching, output formats and exit codes.
+#include "src/cli/app.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "regatta/v1/event_service.grpc.pb.h"
+#include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/submit_service.grpc.pb.h"
+
+namespace regatta::cli {
+namespace {
+
+namespace v1 = regatta::v1;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string Authorization(grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find("authorization");
+  if (it == ctx->client_metadata().end()) return "";
+  return std::string(it->second.data(), it->second.size());
+}
+
+class FakeQueues final : public v1::QueueService::Service {
+ public:
+  grpc::Status CreateQueue(grpc::ServerContext* ctx, const v1::CreateQueueRequest* request,
+                           v1::Queue* response) override {
+    absl::MutexLock lock(&mu);
+    last_authorization = Authorization(ctx);
+    if (queues.count(request->queue().name()) > 0) {
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "queue exists");
+    }
+    queues[request->queue().name()] = request->queue();
+    *response = request->queue();
+    return grpc::Status::OK;
+  }
+  grpc::Status UpdateQueue(grpc::ServerContext*, const v1::UpdateQueueRequest* request,
+                           v1::Queue* response) override {
+    absl::MutexLock lock(&mu);
+    queues[request->queue().name()] = request->queue();
+    *response = request->queue();
+    return grpc::Status::OK;
+  }
+  grpc::Status GetQueue(grpc::ServerContext*, const v1::GetQueueRequest* request,
+                        v1::Queue* response) override {
+    absl::MutexLock lock(&mu);
+    auto it = queues.find(request->name());
+    if (it == queues.end()) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          absl::StrCat("queue ", request->name(), " not found"));
+    }
+    *response = it->second;
+    return grpc::Status::OK;
+  }
+  // Pages of one queue each, to exercise the CLI's paging.
+  grpc::Status ListQueues(grpc::ServerContext*, const v1::ListQueuesRequest* request,
+                          v1::ListQueuesResponse* response) override {
+    absl::MutexLock lock(&mu);
+    auto it = queues.upper_bound(request->page_token());
+    if (it == queues.end()) return grpc::Status::OK;
+    *response->add_queues() = it->second;
+    if (std::next(it) != queues.end()) response->set_next_page_token(it->first);
+    return grpc::Status::OK;
+  }
+  grpc::Status CordonQueue(grpc::ServerContext*, const v1::CordonQueueRequest* request,
+                           v1::Queue* response) override {
+    absl::MutexLock lock(&mu);
+    queues[request->name()].set_cordoned(true);
+    *response = queues[request->name()];
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu;
+  std::map<std::string, v1::Queue> queues;
+  std::string last_authorization;
+};
+
+class FakeSubmit final : public v1::SubmitService::Service {
+ public:
+  grpc::Status SubmitJobs(grpc::ServerContext* ctx, const v1::SubmitJobsRequest* request,
+                          v1::SubmitJobsResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_authorization = Authorization(ctx);
+    batch_sizes.push_back(request->items_size());
+    if (fail_batch == static_cast<int>(batch_sizes.size())) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "items[0].task: bad");
+    }
+    for (const auto& item : request->items()) {
+      auto* out = response->add_items();
+      out->set_job_id(absl::StrCat("job-", next_id++));
+      out->set_client_id(item.client_id());
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status CancelJobs(grpc::ServerContext*, const v1::CancelJobsRequest* request,
+                          v1::CancelJobsResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_cancel = *request;
+    // The first id counts as running; the others as already finished.
+    response->add_cancel_requested_ids(request->job_ids(0));
+    return grpc::Status::OK;
+  }
+  grpc::Status CancelJobSet(grpc::ServerContext*, const v1::CancelJobSetRequest* request,
+                            v1::CancelJobSetResponse*) override {
+    absl::MutexLock lock(&mu);
+    last_cancel_set = *request;
+    return grpc::Status::OK;
+  }
+  grpc::Status ReprioritizeJobs(grpc::ServerContext*, const v1::ReprioritizeJobsRequest* request,
+                                v1::ReprioritizeJobsResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_reprioritize = *request;
+    for (const auto& id : request->job_ids()) response->add_reprioritized_ids(id);
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu;
+  std::vector<int> batch_sizes;
+  int fail_batch = 0;
+  int next_id = 0;
+  std::string last_authorization;
+  v1::CancelJobsRequest last_cancel;
+  v1::CancelJobSetRequest last_cancel_set;
+  v1::ReprioritizeJobsRequest last_reprioritize;
+};
+
+class FakeJobs final : public v1::JobService::Service {
+ public:
+  // 7 jobs served in pages of the requested size; the token is the next index.
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override {
+    absl::MutexLock lock(&mu);
+    requests.push_back(*request);
+    int start = request->page_token().empty() ? 0 : std::stoi(request->page_token());
+    int size = request->page_size() == 0 ? 100 : request->page_size();
+    int end = std::min(kJobs, start + size);
+    for (int i = start; i < end; ++i) {
+      auto* job = response->add_jobs();
+      job->set_job_id(absl::StrCat("job-", i));
+      job->set_queue(request->queue());
+      job->set_state(v1::JOB_STATE_QUEUED);
+    }
+    if (end < kJobs) response->set_next_page_token(absl::StrCat(end));
+    return grpc::Status::OK;
+  }
+  grpc::Status GetJobDetails(grpc::ServerContext*, const v1::GetJobDetailsRequest* request,
+                             v1::GetJobDetailsResponse* response) override {
+    for (const auto& id : request->job_ids()) {
+      if (id != "known") continue;
+      auto& d = (*response->mutable_jobs())[id];
+      d.mutable_summary()->set_job_id(id);
+      d.mutable_summary()->set_state(v1::JOB_STATE_RUNNING);
+      if (request->expand_spec()) d.mutable_job()->set_id(id);
+    }
+    return grpc::Status::OK;
+  }
+
+  static constexpr int kJobs = 7;
+  absl::Mutex mu;
+  std::vector<v1::ListJobsRequest> requests;
+};
+
+class FakeEvents final : public v1::EventService::Service {
+ public:
+  grpc::Status GetJobSetEvents(grpc::ServerContext* ctx, const v1::JobSetEventsRequest* request,
+                               grpc::ServerWriter<v1::JobSetEvent>* writer) override {
+    int index = 0;
+    for (const auto& [job, type] : script) {
+      v1::JobSetEvent e;
+      e.set_id(absl::StrCat(index++));
+      e.set_queue(request->queue());
+      e.set_job_set(request->job_set());
+      e.set_job_id(job);
+      e.set_type(type);
+      e.mutable_created()->set_seconds(1'700'000'000 + index);
+      if (!writer->Write(e)) return grpc::Status::OK;
+    }
+    if (!request->watch()) return grpc::Status::OK;
+    // Following: hold the stream open until the client goes away, as a real server would.
+    while (!ctx->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
+    return grpc::Status::CANCELLED;
+  }
+
+  std::vector<std::pair<std::string, v1::JobEventType>> script;
+};
+
+class AppTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&queues_);
+    builder.RegisterService(&submit_);
+    builder.RegisterService(&jobs_);
+    builder.RegisterService(&events_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  struct Result {
+    int code;
+    std::string out;
+    std::string err;
+  };
+
+  Result Run(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--server", absl::StrCat("127.0.0.1:", port_)});
+    std::istringstream in(input);
+    std::ostringstream out, err;
+    int code = RunCli(args, in, out, err);
+    return {code, out.str(), err.str()};
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    std::string path = absl::StrCat(::testing::TempDir(), "/", name);
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static int Lines(const std::string& text) {
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+
+  int port_ = 0;
+  FakeQueues queues_;
+  FakeSubmit submit_;
+  FakeJobs jobs_;
+  FakeEvents events_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+TEST_F(AppTest, QueueCreateSendsFlagsAndToken) {
+  auto r = Run({"--token", "s3cret", "queue", "create", "team-a", "--priority-factor", "2",
+                "--permission", "group:team-a=submit,cancel", "--label", "cost=42", "--limit",
+                "pc:cpu=0.5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "queue team-a created\n");
+  EXPECT_EQ(r.err, "");
+  absl::MutexLock lock(&queues_.mu);
+  EXPECT_EQ(queues_.last_authorization, "Bearer s3cret");
+  const v1::Queue& q = queues_.queues.at("team-a");
+  EXPECT_EQ(q.priority_factor(), 2);
+  EXPECT_EQ(q.permissions(0).subjects(0).kind(), "group");
+  EXPECT_EQ(q.labels().at("cost"), "42");
+  EXPECT_EQ(q.resource_limits_by_priority_class().size(), 1u);
+}
+
+TEST_F(AppTest, BasicAuthAndGlobalFlagsAfterTheVerb) {
+  auto r = Run({"queue", "create", "q", "--user", "u", "--password", "p", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"q\""));
+  absl::MutexLock lock(&queues_.mu);
+  EXPECT_EQ(queues_.last_authorization, "Basic dTpw");
+}
+
+TEST_F(AppTest, QueueCreateFromFile) {
+  std::string path = WriteFile("queue.yaml", "name: from-file\npriorityFactor: 3\n");
+  auto r = Run({"queue", "create", "-f", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  absl::MutexLock lock(&queues_.mu);
+  EXPECT_EQ(queues_.queues.at("from-file").priority_factor(), 3);
+}
+
+TEST_F(AppTest, QueueUpdateKeepsWhatFlagsDoNotName) {
+  ASSERT_EQ(Run({"queue", "create", "q", "--label", "a=1", "--priority-factor", "5"}).code, 0);
+  auto r = Run({"queue", "update", "q", "--permission", "user:bob=watch"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  absl::MutexLock lock(&queues_.mu);
+  const v1::Queue& q = queues_.queues.at("q");
+  EXPECT_EQ(q.priority_factor(), 5);
+  EXPECT_EQ(q.labels().at("a"), "1");
+  EXPECT_EQ(q.permissions(0).verbs(0), "watch");
+}
+
+TEST_F(AppTest, RpcErrorIsOneLineWithCodeName) {
+  auto r = Run({"queue", "get", "missing"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "regatta: queue get: NOT_FOUND: queue missing not found\n");
+  r = Run({"queue", "create", "dup"});
+  r = Run({"queue", "create", "dup"});
+  EXPECT_EQ(r.err, "regatta: queue create: ALREADY_EXISTS: queue exists\n");
+}
+
+TEST_F(AppTest, QueueListPagesAndPrintsJsonOrYaml) {
+  for (const char* name : {"a", "b", "c"}) ASSERT_EQ(Run({"queue", "create", name}).code, 0);
+  auto r = Run({"queue", "list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("NAME   PRIORITY FACTOR"));
+  EXPECT_EQ(Lines(r.out), 4);
+  r = Run({"-o", "json", "queue", "list"});
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["queues"].size(), 3u);
+  EXPECT_EQ(j["queues"][2]["name"], "c");
+  r = Run({"queue", "get", "b", "-o", "yaml"});
+  EXPECT_EQ(r.out, "name: b\n");
+}
+
+TEST_F(AppTest, SubmitBatchesAndPrintsIds) {
+  std::string path = WriteFile("jobs.yaml",
+                               "queue: q\njobSet: s\njobs:\n"
+                               "  - {clientId: c, count: 2500, command: [true]}\n");
+  auto r = Run({"submit", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("JOB ID     CLIENT ID   DUPLICATE\njob-0      c-0         no\n"));
+  EXPECT_EQ(Lines(r.out), 2501);
+  {
+    absl::MutexLock lock(&submit_.mu);
+    EXPECT_THAT(submit_.batch_sizes, ::testing::ElementsAre(1000, 1000, 500));
+    submit_.batch_sizes.clear();
+  }
+  r = Run({"submit", path, "--batch-size", "2000", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["items"].size(), 2500u);
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_THAT(submit_.batch_sizes, ::testing::ElementsAre(2000, 500));
+}
+
+TEST_F(AppTest, SubmitDryRunCallsNothing) {
+  std::string path =
+      WriteFile("dry.yaml", "queue: q\njobSet: s\njobs: [{count: 3, command: [a]}]\n");
+  auto r = Run({"submit", "--dry-run", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "QUEUE   JOB SET   JOBS   REQUESTS\nq       s         3      1\n"
+            "dry run: 3 jobs valid, nothing submitted\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_TRUE(submit_.batch_sizes.empty());
+}
+
+TEST_F(AppTest, SubmitFileErrorNamesFileAndPath) {
+  std::string path = WriteFile("bad.yaml", "queue: q\njobSet: s\njobs: [{command: run}]\n");
+  auto r = Run({"submit", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, absl::StrCat("regatta: submit: INVALID_ARGUMENT: ", path,
+                                ": jobs[0].command: expected a list, got \"run\"\n"));
+  r = Run({"submit", "/nonexistent/jobs.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, StartsWith("regatta: submit: NOT_FOUND: "));
+  EXPECT_EQ(Lines(r.err), 1);
+}
+
+TEST_F(AppTest, SubmitFailingBatchSaysWhatWasSubmitted) {
+  {
+    absl::MutexLock lock(&submit_.mu);
+    submit_.fail_batch = 2;
+  }
+  auto r = Run({"submit", "-", "--batch-size", "2"},
+               "queue: q\njobSet: s\njobs: [{count: 5, command: [a]}]\n");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(Lines(r.out), 3);  // header + the 2 jobs of the first batch
+  EXPECT_EQ(r.err,
+            "regatta: submit: INVALID_ARGUMENT: request 2 of 3 (jobs 2..3 of the file after count "
+            "expansion; 2 jobs before it were submitted): items[0].task: bad\n");
+}
+
+TEST_F(AppTest, CancelByIdsAndByJobSet) {
+  auto r = Run({"cancel", "j1", "j2", "--reason", "oops"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "j1 cancel requested\nj2 not cancelled (already finished)\n");
+  r = Run({"cancel", "--queue", "q", "--job-set", "s", "--state", "queued,RUNNING"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "cancel requested for job set q/s (jobs in QUEUED,RUNNING)\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_EQ(submit_.last_cancel.reason(), "oops");
+  EXPECT_EQ(submit_.last_cancel_set.states_size(), 2);
+}
+
+TEST_F(AppTest, ReprioritizeJobSet) {
+  auto r = Run({"reprioritize", "--queue", "q", "--job-set", "s", "--priority", "7"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_EQ(submit_.last_reprioritize.new_priority(), 7u);
+  EXPECT_EQ(submit_.last_reprioritize.job_set(), "s");
+}
+
+TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"cancel"},
+           {"cancel", "j1", "--state", "QUEUED"},
+           {"queue"},
+           {"queue", "create", "q", "--permission", "team=submit"},
+           {"queue", "list", "--bogus"},
+           {"reprioritize", "j1"},
+           {"jobs", "list", "--state", "DONE"},
+           {"watch", "q"},
+           {"nosuchverb"},
+           {"queue", "list", "-o", "xml"},
+           {"--timeout", "soon", "queue", "list"},
+       }) {
+    auto r = Run(args);
+    EXPECT_EQ(r.code, 2) << absl::StrJoin(args, " ") << ": " << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << absl::StrJoin(args, " ") << ": " << r.err;
+    EXPECT_THAT(r.err, StartsWith("regatta: ")) << absl::StrJoin(args, " ");
+  }
+  auto r = Run({"queue", "create", "q", "--permission", "team=submit"});
+  EXPECT_EQ(r.err,
+            "regatta: queue create: --permission \"team=submit\": subject \"team\" needs a kind: "
+            "user:NAME or group:NAME (see 'regatta queue create --help')\n");
+}
+
+TEST_F(AppTest, HelpExitsZero) {
+  auto r = Run({"queue", "create", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--permission"));
+  EXPECT_THAT(Run({"watch", "--help"}).out, HasSubstr("--no-follow"));
+}
+
+TEST_F(AppTest, JobsListPagesUpToLimitOrAll) {
+  auto r = Run({"jobs", "list", "--queue", "q", "--limit", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 4);
+  EXPECT_THAT(r.err, HasSubstr("showing the first 3 jobs"));
+  r = Run({"jobs", "list", "--all", "-o", "json", "--state", "queued", "--label", "a=b"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["jobs"].size(), 7u);
+  absl::MutexLock lock(&jobs_.mu);
+  EXPECT_EQ(jobs_.requests.back().states(0), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(jobs_.requests.back().labels().at("a"), "b");
+}
+
+TEST_F(AppTest, JobsGet) {
+  auto r = Run({"jobs", "get", "known", "--spec"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("State:"));
+  EXPECT_THAT(r.out, HasSubstr("RUNNING"));
+  EXPECT_THAT(r.out, HasSubstr("Spec:"));
+  r = Run({"jobs", "get", "unknown"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "regatta: jobs get: NOT_FOUND: job unknown not found\n");
+}
+
+TEST_F(AppTest, WatchExitsZeroWhenAllSucceed) {
+  events_.script = {{"a", v1::JOB_EVENT_TYPE_SUBMITTED},
+                    {"b", v1::JOB_EVENT_TYPE_SUBMITTED},
+                    {"a", v1::JOB_EVENT_TYPE_SUCCEEDED},
+                    {"b", v1::JOB_EVENT_TYPE_SUCCEEDED}};
+  auto r = Run({"watch", "q", "s", "--timeout", "10s"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 5);
+  EXPECT_THAT(r.out, HasSubstr("watch: 2 jobs: 2 succeeded, 0 unsuccessful, 0 unfinished\n"));
+}
+
+TEST_F(AppTest, WatchExitsOneWhenAnyFails) {
+  events_.script = {{"a", v1::JOB_EVENT_TYPE_SUBMITTED},
+                    {"b", v1::JOB_EVENT_TYPE_SUBMITTED},
+                    {"a", v1::JOB_EVENT_TYPE_SUCCEEDED},
+                    {"b", v1::JOB_EVENT_TYPE_FAILED}};
+  auto r = Run({"watch", "q", "s", "-o", "json"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(nlohmann::json::parse(lines[3])["type"], "JOB_EVENT_TYPE_FAILED");
+}
+
+TEST_F(AppTest, WatchTimesOutWithExitTwo) {
+  events_.script = {{"a", v1::JOB_EVENT_TYPE_SUBMITTED}, {"a", v1::JOB_EVENT_TYPE_QUEUED}};
+  auto r = Run({"watch", "q", "s", "--timeout", "300ms"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.out), 2);
+  EXPECT_EQ(r.err,
+            "regatta: watch: DEADLINE_EXCEEDED: not finished after 300ms; 1 job: 0 succeeded, 0 "
+            "unsuccessful, 1 unfinished\n");
+}
+
+TEST_F(AppTest, WatchNoFollowPrintsWhatIsThere) {
+  events_.script = {{"a", v1::JOB_EVENT_TYPE_SUBMITTED}, {"a", v1::JOB_EVENT_TYPE_QUEUED}};
+  auto r = Run({"watch", "q", "s", "--no-follow"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 3);
+}
+
+TEST_F(AppTest, UnreachableServerIsUnavailable) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = RunCli({"--server", "127.0.0.1:1", "--timeout", "2s", "queue", "list"}, in, out, err);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err.str(), StartsWith("regatta: queue list: UNAVAILABLE: "));
+  EXPECT_EQ(Lines(err.str()), 1);
+}
+
+TEST_F(AppTest, Version) {
+  auto r = Run({"version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, StartsWith("regatta "));
+}
+
+#ifdef REGATTA_CLI_HAVE_AUTH
+TEST_F(AppTest, UsersHashToken) {
+  auto r = Run({"users", "hash-token"}, "abc\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // SHA-256("abc")
+  EXPECT_EQ(r.out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+  EXPECT_EQ(Run({"users", "hash-token", "abc"}).out, r.out);
+  r = Run({"users", "hash-token"}, "");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(Lines(r.err), 1);
+}
+
+TEST_F(AppTest, UsersHashPassword) {
+  auto r = Run({"users", "hash-password"}, "hunter2\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("$argon2id$"));
+}
+#endif
+
+}  // namespace
+}  // namespace regatta::cli
