@@ -1,0 +1,367 @@
+#include "src/api/rest/gateway.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "src/api/rest/errors.h"
+#include "src/api/rest/proto_json.h"
+#include "src/api/rest/router.h"
+
+namespace regatta::rest {
+namespace {
+
+namespace v1 = regatta::v1;
+
+HttpResponse JsonResponse(std::string body) {
+  HttpResponse response;
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse BadRequest(absl::string_view message) {
+  return ErrorResponse(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+// Header values become gRPC metadata, which allows only printable ASCII.
+bool IsValidMetadataValue(absl::string_view value) {
+  for (char c : value) {
+    if (c < 0x20 || c > 0x7E) return false;
+  }
+  return true;
+}
+
+// Routes whose JSON body is the whole request take no query parameters: a parameter there is
+// almost certainly a mistake, and typos should be errors.
+absl::Status NoQuery(const QueryParams& query) {
+  if (query.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unexpected query parameter \"", query[0].first,
+                                                 "\": this route takes its fields in the body"));
+}
+
+// Parses the body (a message of type Body) for a route whose path also names the resource: the
+// body's name must be empty or equal to the path's.
+absl::Status CheckPathName(const std::string& path_name, const std::string& body_name) {
+  if (body_name.empty() || body_name == path_name) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "name \"", body_name, "\" in the body does not match \"", path_name, "\" in the path"));
+}
+
+// The client asked for a JSON array instead of an event stream.
+bool WantsJsonEvents(absl::string_view accept) {
+  return absl::StrContains(accept, "application/json") &&
+         !absl::StrContains(accept, "text/event-stream");
+}
+
+}  // namespace
+
+bool CallTracker::Register(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) {
+    context->TryCancel();
+    return false;
+  }
+  calls_.insert(context);
+  return true;
+}
+
+void CallTracker::Unregister(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  calls_.erase(context);
+}
+
+void CallTracker::CancelAll() {
+  // Holding the lock keeps every context alive while it is cancelled.
+  absl::MutexLock lock(&mu_);
+  shutting_down_ = true;
+  for (grpc::ClientContext* context : calls_) context->TryCancel();
+}
+
+Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      queues_(v1::QueueService::NewStub(channel_)),
+      submit_(v1::SubmitService::NewStub(channel_)),
+      jobs_(v1::JobService::NewStub(channel_)),
+      events_(v1::EventService::NewStub(channel_)) {}
+
+template <typename Response, typename Invoke>
+HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
+  grpc::ClientContext context;
+  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(options_.call_timeout));
+  if (!tracker_.Register(&context)) {
+    return ErrorResponse(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  }
+  Response response;
+  const grpc::Status status = invoke(&context, &response);
+  tracker_.Unregister(&context);
+  if (!status.ok()) return ErrorResponse(status);
+  return JsonResponse(ProtoToJson(response));
+}
+
+std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> Gateway::OpenEventStream(
+    grpc::ClientContext* context, const EventStreamPlan& plan) {
+  if (!plan.authorization.empty()) context->AddMetadata("authorization", plan.authorization);
+  return events_->GetJobSetEvents(context, plan.request);
+}
+
+HttpResponse Gateway::EventsAsJson(const HttpRequest& request,
+                                   const v1::JobSetEventsRequest& events_request) {
+  grpc::ClientContext context;
+  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(options_.call_timeout));
+  if (!tracker_.Register(&context)) {
+    return ErrorResponse(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  }
+  std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> reader =
+      events_->GetJobSetEvents(&context, events_request);
+  std::string body = "[";
+  v1::JobSetEvent event;
+  bool first = true;
+  while (reader->Read(&event)) {
+    if (!first) body.push_back(',');
+    first = false;
+    body += ProtoToJson(event);
+  }
+  const grpc::Status status = reader->Finish();
+  tracker_.Unregister(&context);
+  if (!status.ok()) return ErrorResponse(status);
+  body.push_back(']');
+  return JsonResponse(std::move(body));
+}
+
+GatewayResult Gateway::Handle(const HttpRequest& request) {
+  const absl::string_view target = request.target;
+  const size_t question = target.find('?');
+  const absl::string_view path = target.substr(0, question);
+  const absl::string_view raw_query =
+      question == absl::string_view::npos ? absl::string_view() : target.substr(question + 1);
+
+  absl::StatusOr<RouteResult> route = MatchRoute(request.method, path);
+  if (!route.ok()) return BadRequest(route.status().message());
+  if (route->kind == RouteResult::Kind::kNotFound) {
+    return ErrorResponse(404, grpc::StatusCode::NOT_FOUND,
+                         absl::StrCat("no route for ", request.method, " ", path));
+  }
+  if (route->kind == RouteResult::Kind::kMethodNotAllowed) {
+    HttpResponse response =
+        ErrorResponse(405, grpc::StatusCode::UNIMPLEMENTED,
+                      absl::StrCat("method ", request.method, " is not allowed on ", path,
+                                   "; allowed: ", route->allowed));
+    response.headers.emplace_back("Allow", route->allowed);
+    return response;
+  }
+  absl::StatusOr<QueryParams> query = ParseQuery(raw_query);
+  if (!query.ok()) return BadRequest(query.status().message());
+  if (!IsValidMetadataValue(request.authorization)) {
+    return BadRequest("the Authorization header may contain only printable ASCII");
+  }
+  const auto& vars = route->match.vars;
+  auto var = [&](const char* name) -> std::string {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::string() : it->second;
+  };
+  // Parses the JSON body into `message` for a route that takes no query parameters.
+  auto body_into = [&](google::protobuf::Message* message) -> absl::Status {
+    if (absl::Status s = NoQuery(*query); !s.ok()) return s;
+    return JsonToProto(request.body, message);
+  };
+  auto query_into = [&](google::protobuf::Message* message, QueryMapping mapping) -> absl::Status {
+    return ApplyQueryParams(*query, mapping, message);
+  };
+
+  switch (route->match.id) {
+    case RouteId::kHealthz: {
+      HttpResponse response;
+      response.content_type = "text/plain; charset=utf-8";
+      response.body = "ok";
+      return response;
+    }
+    case RouteId::kVersion: {
+      nlohmann::json body = {{"version", options_.version}, {"api", "regatta.v1"}};
+      return JsonResponse(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+
+    // ---- Queues ------------------------------------------------------------------------------
+    case RouteId::kCreateQueue: {
+      v1::CreateQueueRequest rpc;
+      if (absl::Status s = body_into(rpc.mutable_queue()); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::Queue>(request, [&](grpc::ClientContext* c, v1::Queue* out) {
+        return queues_->CreateQueue(c, rpc, out);
+      });
+    }
+    case RouteId::kListQueues: {
+      v1::ListQueuesRequest rpc;
+      if (absl::Status s = query_into(&rpc, {}); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::ListQueuesResponse>(
+          request, [&](grpc::ClientContext* c, v1::ListQueuesResponse* out) {
+            return queues_->ListQueues(c, rpc, out);
+          });
+    }
+    case RouteId::kGetQueue: {
+      v1::GetQueueRequest rpc;
+      if (absl::Status s = query_into(&rpc, {{}, {"name"}}); !s.ok()) return ErrorResponse(s);
+      rpc.set_name(var("name"));
+      return Unary<v1::Queue>(request, [&](grpc::ClientContext* c, v1::Queue* out) {
+        return queues_->GetQueue(c, rpc, out);
+      });
+    }
+    case RouteId::kUpdateQueue: {
+      v1::UpdateQueueRequest rpc;
+      if (absl::Status s = body_into(rpc.mutable_queue()); !s.ok()) return ErrorResponse(s);
+      if (absl::Status s = CheckPathName(var("name"), rpc.queue().name()); !s.ok()) {
+        return ErrorResponse(s);
+      }
+      rpc.mutable_queue()->set_name(var("name"));
+      return Unary<v1::Queue>(request, [&](grpc::ClientContext* c, v1::Queue* out) {
+        return queues_->UpdateQueue(c, rpc, out);
+      });
+    }
+    case RouteId::kDeleteQueue: {
+      v1::DeleteQueueRequest rpc;
+      if (absl::Status s = query_into(&rpc, {{}, {"name"}}); !s.ok()) return ErrorResponse(s);
+      rpc.set_name(var("name"));
+      return Unary<v1::DeleteQueueResponse>(
+          request, [&](grpc::ClientContext* c, v1::DeleteQueueResponse* out) {
+            return queues_->DeleteQueue(c, rpc, out);
+          });
+    }
+    case RouteId::kCordonQueue:
+    case RouteId::kUncordonQueue: {
+      v1::CordonQueueRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      if (absl::Status s = CheckPathName(var("name"), rpc.name()); !s.ok()) {
+        return ErrorResponse(s);
+      }
+      rpc.set_name(var("name"));
+      const bool cordon = route->match.id == RouteId::kCordonQueue;
+      return Unary<v1::Queue>(request, [&](grpc::ClientContext* c, v1::Queue* out) {
+        return cordon ? queues_->CordonQueue(c, rpc, out) : queues_->UncordonQueue(c, rpc, out);
+      });
+    }
+
+    // ---- Submit ------------------------------------------------------------------------------
+    case RouteId::kSubmitJobs: {
+      v1::SubmitJobsRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::SubmitJobsResponse>(
+          request, [&](grpc::ClientContext* c, v1::SubmitJobsResponse* out) {
+            return submit_->SubmitJobs(c, rpc, out);
+          });
+    }
+    case RouteId::kCancelJobs: {
+      v1::CancelJobsRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::CancelJobsResponse>(
+          request, [&](grpc::ClientContext* c, v1::CancelJobsResponse* out) {
+            return submit_->CancelJobs(c, rpc, out);
+          });
+    }
+    case RouteId::kCancelJobSet: {
+      v1::CancelJobSetRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::CancelJobSetResponse>(
+          request, [&](grpc::ClientContext* c, v1::CancelJobSetResponse* out) {
+            return submit_->CancelJobSet(c, rpc, out);
+          });
+    }
+    case RouteId::kReprioritizeJobs: {
+      v1::ReprioritizeJobsRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::ReprioritizeJobsResponse>(
+          request, [&](grpc::ClientContext* c, v1::ReprioritizeJobsResponse* out) {
+            return submit_->ReprioritizeJobs(c, rpc, out);
+          });
+    }
+    case RouteId::kPreemptJobs: {
+      v1::PreemptJobsRequest rpc;
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::PreemptJobsResponse>(
+          request, [&](grpc::ClientContext* c, v1::PreemptJobsResponse* out) {
+            return submit_->PreemptJobs(c, rpc, out);
+          });
+    }
+
+    // ---- Jobs --------------------------------------------------------------------------------
+    case RouteId::kJobStatus:
+    case RouteId::kGetJobStatus: {
+      v1::GetJobStatusRequest rpc;
+      if (route->match.id == RouteId::kJobStatus) {
+        if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      } else {
+        if (absl::Status s = query_into(&rpc, {{}, {"job_ids"}}); !s.ok()) {
+          return ErrorResponse(s);
+        }
+        rpc.add_job_ids(var("id"));
+      }
+      return Unary<v1::GetJobStatusResponse>(
+          request, [&](grpc::ClientContext* c, v1::GetJobStatusResponse* out) {
+            return jobs_->GetJobStatus(c, rpc, out);
+          });
+    }
+    case RouteId::kJobDetails:
+    case RouteId::kGetJobDetails: {
+      v1::GetJobDetailsRequest rpc;
+      if (route->match.id == RouteId::kJobDetails) {
+        if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      } else {
+        if (absl::Status s = query_into(&rpc, {{}, {"job_ids"}}); !s.ok()) {
+          return ErrorResponse(s);
+        }
+        rpc.add_job_ids(var("id"));
+      }
+      return Unary<v1::GetJobDetailsResponse>(
+          request, [&](grpc::ClientContext* c, v1::GetJobDetailsResponse* out) {
+            return jobs_->GetJobDetails(c, rpc, out);
+          });
+    }
+    case RouteId::kListJobs:
+    case RouteId::kGetListJobs: {
+      v1::ListJobsRequest rpc;
+      if (route->match.id == RouteId::kListJobs) {
+        if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+      } else {
+        QueryMapping mapping;
+        mapping.aliases = {{"state", "states"}, {"label", "labels"}};
+        if (absl::Status s = query_into(&rpc, mapping); !s.ok()) return ErrorResponse(s);
+      }
+      return Unary<v1::ListJobsResponse>(request,
+                                         [&](grpc::ClientContext* c, v1::ListJobsResponse* out) {
+                                           return jobs_->ListJobs(c, rpc, out);
+                                         });
+    }
+
+    // ---- Events ------------------------------------------------------------------------------
+    case RouteId::kJobSetEvents: {
+      EventStreamPlan plan;
+      plan.authorization = request.authorization;
+      if (absl::Status s = query_into(&plan.request, {{}, {"queue", "job_set"}}); !s.ok()) {
+        return ErrorResponse(s);
+      }
+      plan.request.set_queue(var("queue"));
+      plan.request.set_job_set(var("jobSet"));
+      // EventSource resends the id of the last event it saw when it reconnects.
+      if (!request.last_event_id.empty()) {
+        if (!IsValidUtf8(request.last_event_id)) {
+          return BadRequest("the Last-Event-ID header is not valid UTF-8");
+        }
+        plan.request.set_from_id(request.last_event_id);
+      }
+      if (WantsJsonEvents(request.accept)) {
+        if (plan.request.watch()) {
+          return BadRequest("watch=true streams: ask for Accept: text/event-stream");
+        }
+        return EventsAsJson(request, plan.request);
+      }
+      return plan;
+    }
+  }
+  return ErrorResponse(grpc::StatusCode::INTERNAL, "unhandled route");
+}
+
+}  // namespace regatta::rest

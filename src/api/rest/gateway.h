@@ -1,0 +1,87 @@
+#ifndef REGATTA_SRC_API_REST_GATEWAY_H_
+#define REGATTA_SRC_API_REST_GATEWAY_H_
+
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
+#include "regatta/v1/event_service.grpc.pb.h"
+#include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/submit_service.grpc.pb.h"
+#include "src/api/rest/http_message.h"
+
+namespace regatta::rest {
+
+// The gRPC calls in flight, so Shutdown can cancel them instead of waiting for them.
+class CallTracker {
+ public:
+  // False if shutting down; the context is then already cancelled.
+  bool Register(grpc::ClientContext* context);
+  void Unregister(grpc::ClientContext* context);
+  // Cancels every registered call and every call registered from now on.
+  void CancelAll();
+
+ private:
+  absl::Mutex mu_;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+// A request for a server-sent event stream; the server runs it on its own thread because a
+// watch can last for hours.
+struct EventStreamPlan {
+  regatta::v1::JobSetEventsRequest request;
+  std::string authorization;
+};
+
+using GatewayResult = std::variant<HttpResponse, EventStreamPlan>;
+
+struct GatewayOptions {
+  // Deadline of each unary call (and of a non-watching JSON event read).
+  absl::Duration call_timeout = absl::Seconds(60);
+  // Reported by GET /v1/version.
+  std::string version;
+};
+
+// Maps HTTP requests onto the gRPC services behind `channel` (grpc-gateway style). Blocking and
+// thread-safe: unary routes are answered by calling the service synchronously.
+class Gateway {
+ public:
+  Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options);
+
+  // Answers `request`, or for an SSE request returns the plan for StreamEvents.
+  GatewayResult Handle(const HttpRequest& request);
+
+  // Starts the streaming call of `plan` on `context` (forwarding the authorization), which the
+  // caller has registered with tracker(). No deadline: a watch lasts until cancelled.
+  std::unique_ptr<grpc::ClientReader<regatta::v1::JobSetEvent>> OpenEventStream(
+      grpc::ClientContext* context, const EventStreamPlan& plan);
+
+  CallTracker& tracker() { return tracker_; }
+
+ private:
+  template <typename Response, typename Invoke>
+  HttpResponse Unary(const HttpRequest& request, Invoke invoke);
+
+  HttpResponse EventsAsJson(const HttpRequest& request,
+                            const regatta::v1::JobSetEventsRequest& events_request);
+
+  const GatewayOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<regatta::v1::QueueService::Stub> queues_;
+  std::unique_ptr<regatta::v1::SubmitService::Stub> submit_;
+  std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
+  std::unique_ptr<regatta::v1::EventService::Stub> events_;
+  CallTracker tracker_;
+};
+
+}  // namespace regatta::rest
+
+#endif  // REGATTA_SRC_API_REST_GATEWAY_H_

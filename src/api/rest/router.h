@@ -1,0 +1,71 @@
+#ifndef REGATTA_SRC_API_REST_ROUTER_H_
+#define REGATTA_SRC_API_REST_ROUTER_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace regatta::rest {
+
+// Every route of the REST mapping.
+enum class RouteId {
+  kHealthz,
+  kVersion,
+  kCreateQueue,
+  kListQueues,
+  kGetQueue,
+  kUpdateQueue,
+  kDeleteQueue,
+  kCordonQueue,
+  kUncordonQueue,
+  kSubmitJobs,
+  kCancelJobs,
+  kCancelJobSet,
+  kReprioritizeJobs,
+  kPreemptJobs,
+  kJobStatus,      // POST /v1/jobs:status
+  kGetJobStatus,   // GET /v1/jobs/{id}/status
+  kJobDetails,     // POST /v1/jobs:details
+  kGetJobDetails,  // GET /v1/jobs/{id}
+  kListJobs,       // POST /v1/jobs:list
+  kGetListJobs,    // GET /v1/jobs
+  kJobSetEvents,
+};
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+struct RouteMatch {
+  RouteId id = RouteId::kHealthz;
+  // Path variables ("name", "id", "queue", "jobSet"), percent-decoded.
+  absl::flat_hash_map<std::string, std::string> vars;
+};
+
+struct RouteResult {
+  enum class Kind { kFound, kNotFound, kMethodNotAllowed };
+  Kind kind = Kind::kNotFound;
+  RouteMatch match;
+  // For kMethodNotAllowed: the methods the path does accept, e.g. "GET, PUT".
+  std::string allowed;
+};
+
+// Decodes %XX escapes; with `plus_is_space` (query strings) '+' is a space. Malformed escapes
+// and decoded text that is not valid UTF-8 are INVALID_ARGUMENT errors.
+absl::StatusOr<std::string> PercentDecode(absl::string_view text, bool plus_is_space);
+
+// Parses "a=1&b=x%20y&b=z" into decoded (key, value) pairs in order; "a" alone has an empty value.
+absl::StatusOr<QueryParams> ParseQuery(absl::string_view query);
+
+bool IsValidUtf8(absl::string_view text);
+
+// Matches a path (no query) against the route table. A trailing ":verb" on the last segment is
+// a custom method (grpc-gateway style) and is split before percent-decoding, so a name may still
+// carry a ':' as %3A. An invalid escape in the path is an INVALID_ARGUMENT error.
+absl::StatusOr<RouteResult> MatchRoute(absl::string_view method, absl::string_view path);
+
+}  // namespace regatta::rest
+
+#endif  // REGATTA_SRC_API_REST_ROUTER_H_

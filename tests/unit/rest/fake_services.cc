@@ -1,0 +1,346 @@
+#include "tests/unit/rest/fake_services.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+
+namespace regatta::rest::testing {
+namespace v1 = regatta::v1;
+
+void Recorder::Record(grpc::ServerContext* context, const std::string& method,
+                      const google::protobuf::Message& request) {
+  RecordedCall call;
+  call.method = method;
+  call.request.reset(request.New());
+  call.request->CopyFrom(request);
+  const auto& metadata = context->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    call.authorization.assign(it->second.data(), it->second.size());
+  }
+  absl::MutexLock lock(&mu_);
+  calls_.push_back(std::move(call));
+}
+
+void Recorder::FailNext(grpc::Status status) {
+  absl::MutexLock lock(&mu_);
+  failures_.push_back(std::move(status));
+}
+
+void Recorder::HangNext() {
+  absl::MutexLock lock(&mu_);
+  hang_next_ = true;
+}
+
+grpc::Status Recorder::TakeFailure(grpc::ServerContext* context) {
+  bool hang;
+  {
+    absl::MutexLock lock(&mu_);
+    hang = hang_next_;
+    hang_next_ = false;
+  }
+  if (hang) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!context->IsCancelled() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
+    return grpc::Status(grpc::StatusCode::CANCELLED, "hung until cancelled");
+  }
+  absl::MutexLock lock(&mu_);
+  if (failures_.empty()) return grpc::Status::OK;
+  grpc::Status status = failures_.front();
+  failures_.pop_front();
+  return status;
+}
+
+std::vector<RecordedCall> Recorder::Calls() {
+  absl::MutexLock lock(&mu_);
+  return calls_;
+}
+
+RecordedCall Recorder::Last() {
+  absl::MutexLock lock(&mu_);
+  if (calls_.empty()) {
+    ADD_FAILURE() << "no gRPC call was made";
+    return RecordedCall{"", std::make_shared<v1::GetQueueRequest>(), ""};
+  }
+  return calls_.back();
+}
+
+size_t Recorder::Count() {
+  absl::MutexLock lock(&mu_);
+  return calls_.size();
+}
+
+// ---- Queues -----------------------------------------------------------------------------------
+
+namespace {
+void FillQueue(const std::string& name, v1::Queue* out) {
+  out->set_name(name);
+  out->set_priority_factor(1);
+  out->mutable_create_time()->set_seconds(1'700'000'000);
+}
+}  // namespace
+
+grpc::Status FakeQueueService::CreateQueue(grpc::ServerContext* c, const v1::CreateQueueRequest* r,
+                                           v1::Queue* out) {
+  recorder_->Record(c, "CreateQueue", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out = r->queue();
+  out->mutable_create_time()->set_seconds(1'700'000'000);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeQueueService::UpdateQueue(grpc::ServerContext* c, const v1::UpdateQueueRequest* r,
+                                           v1::Queue* out) {
+  recorder_->Record(c, "UpdateQueue", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out = r->queue();
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeQueueService::DeleteQueue(grpc::ServerContext* c, const v1::DeleteQueueRequest* r,
+                                           v1::DeleteQueueResponse* out) {
+  recorder_->Record(c, "DeleteQueue", *r);
+  return recorder_->TakeFailure(c);
+}
+
+grpc::Status FakeQueueService::GetQueue(grpc::ServerContext* c, const v1::GetQueueRequest* r,
+                                        v1::Queue* out) {
+  recorder_->Record(c, "GetQueue", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  FillQueue(r->name(), out);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeQueueService::ListQueues(grpc::ServerContext* c, const v1::ListQueuesRequest* r,
+                                          v1::ListQueuesResponse* out) {
+  recorder_->Record(c, "ListQueues", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  FillQueue("a", out->add_queues());
+  FillQueue("b", out->add_queues());
+  out->set_next_page_token("next");
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeQueueService::CordonQueue(grpc::ServerContext* c, const v1::CordonQueueRequest* r,
+                                           v1::Queue* out) {
+  recorder_->Record(c, "CordonQueue", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  FillQueue(r->name(), out);
+  out->set_cordoned(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeQueueService::UncordonQueue(grpc::ServerContext* c,
+                                             const v1::CordonQueueRequest* r, v1::Queue* out) {
+  recorder_->Record(c, "UncordonQueue", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  FillQueue(r->name(), out);
+  return grpc::Status::OK;
+}
+
+// ---- Submit -----------------------------------------------------------------------------------
+
+grpc::Status FakeSubmitService::SubmitJobs(grpc::ServerContext* c, const v1::SubmitJobsRequest* r,
+                                           v1::SubmitJobsResponse* out) {
+  recorder_->Record(c, "SubmitJobs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  for (int i = 0; i < r->items_size(); ++i) {
+    v1::SubmitJobsResponseItem* item = out->add_items();
+    item->set_job_id(absl::StrCat("job-", i + 1));
+    item->set_client_id(r->items(i).client_id());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeSubmitService::CancelJobs(grpc::ServerContext* c, const v1::CancelJobsRequest* r,
+                                           v1::CancelJobsResponse* out) {
+  recorder_->Record(c, "CancelJobs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out->mutable_cancel_requested_ids() = r->job_ids();
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeSubmitService::CancelJobSet(grpc::ServerContext* c,
+                                             const v1::CancelJobSetRequest* r,
+                                             v1::CancelJobSetResponse* out) {
+  recorder_->Record(c, "CancelJobSet", *r);
+  return recorder_->TakeFailure(c);
+}
+
+grpc::Status FakeSubmitService::ReprioritizeJobs(grpc::ServerContext* c,
+                                                 const v1::ReprioritizeJobsRequest* r,
+                                                 v1::ReprioritizeJobsResponse* out) {
+  recorder_->Record(c, "ReprioritizeJobs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out->mutable_reprioritized_ids() = r->job_ids();
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeSubmitService::PreemptJobs(grpc::ServerContext* c, const v1::PreemptJobsRequest* r,
+                                            v1::PreemptJobsResponse* out) {
+  recorder_->Record(c, "PreemptJobs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out->mutable_preempt_requested_ids() = r->job_ids();
+  return grpc::Status::OK;
+}
+
+// ---- Jobs -------------------------------------------------------------------------------------
+
+grpc::Status FakeJobService::GetJobStatus(grpc::ServerContext* c, const v1::GetJobStatusRequest* r,
+                                          v1::GetJobStatusResponse* out) {
+  recorder_->Record(c, "GetJobStatus", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  for (const std::string& id : r->job_ids()) {
+    (*out->mutable_states())[id] = v1::JOB_STATE_RUNNING;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeJobService::GetJobDetails(grpc::ServerContext* c,
+                                           const v1::GetJobDetailsRequest* r,
+                                           v1::GetJobDetailsResponse* out) {
+  recorder_->Record(c, "GetJobDetails", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  for (const std::string& id : r->job_ids()) {
+    v1::JobDetails& details = (*out->mutable_jobs())[id];
+    details.mutable_summary()->set_job_id(id);
+    details.mutable_summary()->set_state(v1::JOB_STATE_SUCCEEDED);
+    if (r->expand_spec()) details.mutable_job()->set_id(id);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeJobService::ListJobs(grpc::ServerContext* c, const v1::ListJobsRequest* r,
+                                      v1::ListJobsResponse* out) {
+  recorder_->Record(c, "ListJobs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  v1::JobSummary* job = out->add_jobs();
+  job->set_job_id("job-1");
+  job->set_queue(r->queue());
+  job->set_state(v1::JOB_STATE_QUEUED);
+  out->set_next_page_token("page-2");
+  return grpc::Status::OK;
+}
+
+// ---- Events -----------------------------------------------------------------------------------
+
+std::vector<v1::JobSetEvent> FakeEventService::CannedEvents() {
+  std::vector<v1::JobSetEvent> events;
+  const v1::JobEventType types[] = {v1::JOB_EVENT_TYPE_SUBMITTED, v1::JOB_EVENT_TYPE_QUEUED,
+                                    v1::JOB_EVENT_TYPE_RUNNING};
+  for (int i = 0; i < 3; ++i) {
+    v1::JobSetEvent event;
+    event.set_id(absl::StrCat(i + 1, "-0"));
+    event.set_job_id("job-1");
+    event.set_type(types[i]);
+    event.mutable_created()->set_seconds(1'700'000'000 + i);
+    events.push_back(event);
+  }
+  return events;
+}
+
+void FakeEventService::set_canned(bool canned) {
+  absl::MutexLock lock(&mu_);
+  canned_ = canned;
+}
+
+void FakeEventService::Push(const v1::JobSetEvent& event) {
+  absl::MutexLock lock(&mu_);
+  pushed_.push_back(event);
+}
+
+grpc::Status FakeEventService::GetJobSetEvents(grpc::ServerContext* c,
+                                               const v1::JobSetEventsRequest* r,
+                                               grpc::ServerWriter<v1::JobSetEvent>* writer) {
+  recorder_->Record(c, "GetJobSetEvents", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  bool canned;
+  size_t next_pushed;
+  {
+    absl::MutexLock lock(&mu_);
+    ++active_;
+    canned = canned_;
+    next_pushed = pushed_.size();
+  }
+  auto finish = [&](grpc::Status status, bool was_cancelled) {
+    absl::MutexLock lock(&mu_);
+    --active_;
+    if (was_cancelled) ++cancelled_;
+    return status;
+  };
+  if (canned) {
+    bool past_from = r->from_id().empty();
+    for (v1::JobSetEvent event : CannedEvents()) {
+      if (!past_from) {
+        past_from = event.id() == r->from_id();
+        continue;
+      }
+      event.set_queue(r->queue());
+      event.set_job_set(r->job_set());
+      if (!writer->Write(event)) return finish(grpc::Status::CANCELLED, true);
+    }
+  }
+  if (!r->watch()) return finish(grpc::Status::OK, false);
+  while (!c->IsCancelled()) {
+    std::vector<v1::JobSetEvent> fresh;
+    {
+      absl::MutexLock lock(&mu_);
+      // Wakes on a push or after a short wait, to notice cancellation.
+      auto has_fresh = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return pushed_.size() > next_pushed;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&has_fresh), absl::Milliseconds(10));
+      fresh.assign(pushed_.begin() + next_pushed, pushed_.end());
+      next_pushed = pushed_.size();
+    }
+    for (v1::JobSetEvent& event : fresh) {
+      if (!writer->Write(event)) break;
+    }
+  }
+  return finish(grpc::Status::CANCELLED, true);
+}
+
+int FakeEventService::active() {
+  absl::MutexLock lock(&mu_);
+  return active_;
+}
+
+int FakeEventService::cancelled() {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+bool FakeEventService::WaitForActive(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+}
+
+bool FakeEventService::WaitForCancelled(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_ >= n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+}
+
+// ---- Server -----------------------------------------------------------------------------------
+
+FakeApi::FakeApi() {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&queues_);
+  builder.RegisterService(&submit_);
+  builder.RegisterService(&jobs_);
+  builder.RegisterService(&events_);
+  server_ = builder.BuildAndStart();
+  channel_ = server_->InProcessChannel(grpc::ChannelArguments());
+}
+
+FakeApi::~FakeApi() {
+  // Watching handlers run until cancelled; a deadline makes Shutdown cancel them.
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  server_->Wait();
+}
+
+}  // namespace regatta::rest::testing

@@ -1,0 +1,163 @@
+#ifndef REGATTA_TESTS_UNIT_REST_FAKE_SERVICES_H_
+#define REGATTA_TESTS_UNIT_REST_FAKE_SERVICES_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "regatta/v1/event_service.grpc.pb.h"
+#include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/submit_service.grpc.pb.h"
+
+namespace regatta::rest::testing {
+
+// What the fakes saw: one entry per call, in order.
+struct RecordedCall {
+  std::string method;  // e.g. "CreateQueue"
+  std::shared_ptr<google::protobuf::Message> request;
+  std::string authorization;  // the "authorization" metadata, empty if absent
+};
+
+// Shared by the four fakes: records calls and hands out scripted failures.
+class Recorder {
+ public:
+  void Record(grpc::ServerContext* context, const std::string& method,
+              const google::protobuf::Message& request);
+  // The next call (of any method) fails with `status`.
+  void FailNext(grpc::Status status);
+  // The next call blocks until the client cancels it.
+  void HangNext();
+  // OK unless a failure (or hang) was scripted; consumes it.
+  grpc::Status TakeFailure(grpc::ServerContext* context);
+
+  std::vector<RecordedCall> Calls();
+  // The last call; fails the test if there is none.
+  RecordedCall Last();
+  template <typename T>
+  T LastRequest() {
+    T out;
+    out.CopyFrom(*Last().request);
+    return out;
+  }
+  size_t Count();
+
+ private:
+  absl::Mutex mu_;
+  std::vector<RecordedCall> calls_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::Status> failures_ ABSL_GUARDED_BY(mu_);
+  bool hang_next_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class FakeQueueService final : public regatta::v1::QueueService::Service {
+ public:
+  explicit FakeQueueService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status CreateQueue(grpc::ServerContext* c, const regatta::v1::CreateQueueRequest* r,
+                           regatta::v1::Queue* out) override;
+  grpc::Status UpdateQueue(grpc::ServerContext* c, const regatta::v1::UpdateQueueRequest* r,
+                           regatta::v1::Queue* out) override;
+  grpc::Status DeleteQueue(grpc::ServerContext* c, const regatta::v1::DeleteQueueRequest* r,
+                           regatta::v1::DeleteQueueResponse* out) override;
+  grpc::Status GetQueue(grpc::ServerContext* c, const regatta::v1::GetQueueRequest* r,
+                        regatta::v1::Queue* out) override;
+  grpc::Status ListQueues(grpc::ServerContext* c, const regatta::v1::ListQueuesRequest* r,
+                          regatta::v1::ListQueuesResponse* out) override;
+  grpc::Status CordonQueue(grpc::ServerContext* c, const regatta::v1::CordonQueueRequest* r,
+                           regatta::v1::Queue* out) override;
+  grpc::Status UncordonQueue(grpc::ServerContext* c, const regatta::v1::CordonQueueRequest* r,
+                             regatta::v1::Queue* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
+class FakeSubmitService final : public regatta::v1::SubmitService::Service {
+ public:
+  explicit FakeSubmitService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status SubmitJobs(grpc::ServerContext* c, const regatta::v1::SubmitJobsRequest* r,
+                          regatta::v1::SubmitJobsResponse* out) override;
+  grpc::Status CancelJobs(grpc::ServerContext* c, const regatta::v1::CancelJobsRequest* r,
+                          regatta::v1::CancelJobsResponse* out) override;
+  grpc::Status CancelJobSet(grpc::ServerContext* c, const regatta::v1::CancelJobSetRequest* r,
+                            regatta::v1::CancelJobSetResponse* out) override;
+  grpc::Status ReprioritizeJobs(grpc::ServerContext* c,
+                                const regatta::v1::ReprioritizeJobsRequest* r,
+                                regatta::v1::ReprioritizeJobsResponse* out) override;
+  grpc::Status PreemptJobs(grpc::ServerContext* c, const regatta::v1::PreemptJobsRequest* r,
+                           regatta::v1::PreemptJobsResponse* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
+class FakeJobService final : public regatta::v1::JobService::Service {
+ public:
+  explicit FakeJobService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status GetJobStatus(grpc::ServerContext* c, const regatta::v1::GetJobStatusRequest* r,
+                            regatta::v1::GetJobStatusResponse* out) override;
+  grpc::Status GetJobDetails(grpc::ServerContext* c, const regatta::v1::GetJobDetailsRequest* r,
+                             regatta::v1::GetJobDetailsResponse* out) override;
+  grpc::Status ListJobs(grpc::ServerContext* c, const regatta::v1::ListJobsRequest* r,
+                        regatta::v1::ListJobsResponse* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
+// Streams the canned events after `from_id`; with watch, also every event pushed with Push()
+// until the call is cancelled.
+class FakeEventService final : public regatta::v1::EventService::Service {
+ public:
+  explicit FakeEventService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status GetJobSetEvents(grpc::ServerContext* c, const regatta::v1::JobSetEventsRequest* r,
+                               grpc::ServerWriter<regatta::v1::JobSetEvent>* writer) override;
+
+  // The three canned events: ids "1-0", "2-0", "3-0" (SUBMITTED, QUEUED, RUNNING of job-1).
+  static std::vector<regatta::v1::JobSetEvent> CannedEvents();
+  // With no canned events, a stream sends nothing until Push().
+  void set_canned(bool canned);
+  // Sends `event` to every watching stream.
+  void Push(const regatta::v1::JobSetEvent& event);
+
+  int active() ABSL_LOCKS_EXCLUDED(mu_);
+  int cancelled() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until `active() == n`; false on timeout.
+  bool WaitForActive(int n, absl::Duration timeout);
+  bool WaitForCancelled(int n, absl::Duration timeout);
+
+ private:
+  Recorder* recorder_;
+  absl::Mutex mu_;
+  bool canned_ ABSL_GUARDED_BY(mu_) = true;
+  std::vector<regatta::v1::JobSetEvent> pushed_ ABSL_GUARDED_BY(mu_);
+  int active_ ABSL_GUARDED_BY(mu_) = 0;
+  int cancelled_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A real gRPC server on an ephemeral port with the four fakes.
+class FakeApi {
+ public:
+  FakeApi();
+  ~FakeApi();
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  Recorder& recorder() { return recorder_; }
+  FakeEventService& events() { return events_; }
+
+ private:
+  Recorder recorder_;
+  FakeQueueService queues_{&recorder_};
+  FakeSubmitService submit_{&recorder_};
+  FakeJobService jobs_{&recorder_};
+  FakeEventService events_{&recorder_};
+  std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+}  // namespace regatta::rest::testing
+
+#endif  // REGATTA_TESTS_UNIT_REST_FAKE_SERVICES_H_

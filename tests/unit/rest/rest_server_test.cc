@@ -1,0 +1,619 @@
+// The REST server end to end: real HTTP in, a real gRPC server with fake services behind it.
+#include "src/api/rest/rest_server.h"
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "src/api/rest/errors.h"
+#include "tests/unit/rest/fake_services.h"
+#include "tests/unit/rest/http_test_client.h"
+
+namespace regatta::rest {
+namespace {
+
+namespace v1 = regatta::v1;
+using ::testing::ElementsAre;
+using testing::FakeApi;
+using testing::Fetch;
+using ::testing::HasSubstr;
+using testing::Headers;
+using testing::HttpReply;
+using testing::SseClient;
+using testing::TestConnection;
+
+nlohmann::json Json(const HttpReply& reply) {
+  nlohmann::json json = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << "not JSON: " << reply.body;
+  return json;
+}
+
+class RestServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(Options()); }
+
+  static RestOptions Options() {
+    RestOptions options;
+    options.threads = 2;
+    options.max_body_bytes = 1 << 20;
+    options.sse_header_delay = absl::Milliseconds(200);
+    return options;
+  }
+
+  void StartServer(const RestOptions& options) {
+    server_.reset();
+    auto server = RestServer::Start(options, api_.channel());
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    port_ = server_->port();
+  }
+
+  HttpReply Do(absl::string_view method, absl::string_view target, absl::string_view body = "",
+               const Headers& headers = {}) {
+    return Fetch(port_, method, target, body, headers);
+  }
+
+  testing::Recorder& recorder() { return api_.recorder(); }
+
+  FakeApi api_;
+  std::unique_ptr<RestServer> server_;
+  int port_ = 0;
+};
+
+// ---- Routes map to the right RPCs -------------------------------------------------------------
+
+TEST_F(RestServerTest, CreateQueueForwardsBodyAndAuthorization) {
+  HttpReply reply =
+      Do("POST", "/v1/queues", R"({"name":"q1","priorityFactor":2,"labels":{"team":"ml"}})",
+         {{"Authorization", "Bearer s3cret"}, {"X-Other", "ignored"}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_THAT(reply.header("content-type"), HasSubstr("application/json"));
+  nlohmann::json json = Json(reply);
+  EXPECT_EQ(json["name"], "q1");
+  EXPECT_EQ(json["priorityFactor"], 2);
+  EXPECT_EQ(json["cordoned"], false);  // defaults are printed
+  EXPECT_EQ(json["createTime"], "2023-11-14T22:13:20Z");
+
+  testing::RecordedCall call = recorder().Last();
+  EXPECT_EQ(call.method, "CreateQueue");
+  EXPECT_EQ(call.authorization, "Bearer s3cret");
+  auto request = recorder().LastRequest<v1::CreateQueueRequest>();
+  EXPECT_EQ(request.queue().name(), "q1");
+  EXPECT_EQ(request.queue().priority_factor(), 2);
+  EXPECT_EQ(request.queue().labels().at("team"), "ml");
+}
+
+TEST_F(RestServerTest, NoAuthorizationHeaderSendsNoMetadata) {
+  ASSERT_EQ(Do("GET", "/v1/queues/a").status, 200);
+  EXPECT_EQ(recorder().Last().authorization, "");
+}
+
+TEST_F(RestServerTest, QueueRoutes) {
+  HttpReply list = Do("GET", "/v1/queues?pageSize=5&pageToken=abc");
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(Json(list)["queues"].size(), 2u);
+  EXPECT_EQ(Json(list)["nextPageToken"], "next");
+  auto list_request = recorder().LastRequest<v1::ListQueuesRequest>();
+  EXPECT_EQ(list_request.page_size(), 5);
+  EXPECT_EQ(list_request.page_token(), "abc");
+
+  HttpReply get = Do("GET", "/v1/queues/team%20a%2Fb");
+  ASSERT_EQ(get.status, 200);
+  EXPECT_EQ(recorder().Last().method, "GetQueue");
+  EXPECT_EQ(recorder().LastRequest<v1::GetQueueRequest>().name(), "team a/b");
+  EXPECT_EQ(Json(get)["name"], "team a/b");
+
+  HttpReply put = Do("PUT", "/v1/queues/qa", R"({"priorityFactor":3})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  auto update = recorder().LastRequest<v1::UpdateQueueRequest>();
+  EXPECT_EQ(recorder().Last().method, "UpdateQueue");
+  EXPECT_EQ(update.queue().name(), "qa");
+  EXPECT_EQ(update.queue().priority_factor(), 3);
+  ASSERT_EQ(Do("PUT", "/v1/queues/qa", R"({"name":"qa","priorityFactor":4})").status, 200);
+
+  const size_t calls = recorder().Count();
+  HttpReply mismatch = Do("PUT", "/v1/queues/qa", R"({"name":"qb"})");
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_THAT(Json(mismatch)["message"].get<std::string>(), HasSubstr("does not match"));
+  EXPECT_EQ(recorder().Count(), calls);  // rejected before any RPC
+
+  HttpReply del = Do("DELETE", "/v1/queues/qa");
+  ASSERT_EQ(del.status, 200);
+  EXPECT_EQ(del.body, "{}");
+  EXPECT_EQ(recorder().Last().method, "DeleteQueue");
+  EXPECT_EQ(recorder().LastRequest<v1::DeleteQueueRequest>().name(), "qa");
+
+  HttpReply cordon = Do("POST", "/v1/queues/qa:cordon");
+  ASSERT_EQ(cordon.status, 200) << cordon.body;
+  EXPECT_EQ(Json(cordon)["cordoned"], true);
+  EXPECT_EQ(recorder().Last().method, "CordonQueue");
+  EXPECT_EQ(recorder().LastRequest<v1::CordonQueueRequest>().name(), "qa");
+
+  ASSERT_EQ(Do("POST", "/v1/queues/q%3A1:uncordon", "{}").status, 200);
+  EXPECT_EQ(recorder().Last().method, "UncordonQueue");
+  EXPECT_EQ(recorder().LastRequest<v1::CordonQueueRequest>().name(), "q:1");
+}
+
+TEST_F(RestServerTest, SubmitRoutes) {
+  HttpReply submit = Do("POST", "/v1/jobs:submit", R"({
+      "queue": "q", "jobSet": "s",
+      "items": [{"clientId": "c1", "priority": 3,
+                 "task": {"command": ["sleep", "1"],
+                          "resources": {"requests": {"cpu": "100m"}},
+                          "activeDeadline": "30s"}},
+                {"clientId": "c2"}]})");
+  ASSERT_EQ(submit.status, 200) << submit.body;
+  nlohmann::json json = Json(submit);
+  ASSERT_EQ(json["items"].size(), 2u);
+  EXPECT_EQ(json["items"][0]["jobId"], "job-1");
+  EXPECT_EQ(json["items"][1]["clientId"], "c2");
+  EXPECT_EQ(json["items"][1]["duplicate"], false);
+  auto request = recorder().LastRequest<v1::SubmitJobsRequest>();
+  EXPECT_EQ(recorder().Last().method, "SubmitJobs");
+  EXPECT_EQ(request.queue(), "q");
+  EXPECT_EQ(request.job_set(), "s");
+  ASSERT_EQ(request.items_size(), 2);
+  EXPECT_EQ(request.items(0).priority(), 3u);
+  EXPECT_THAT(request.items(0).task().command(), ElementsAre("sleep", "1"));
+  EXPECT_EQ(request.items(0).task().resources().requests().at("cpu"), "100m");
+  EXPECT_EQ(request.items(0).task().active_deadline().seconds(), 30);
+
+  HttpReply cancel =
+      Do("POST", "/v1/jobs:cancel", R"({"queue":"q","jobIds":["a","b"],"reason":"why"})");
+  ASSERT_EQ(cancel.status, 200);
+  EXPECT_EQ(Json(cancel)["cancelRequestedIds"], nlohmann::json({"a", "b"}));
+  auto cancel_request = recorder().LastRequest<v1::CancelJobsRequest>();
+  EXPECT_EQ(recorder().Last().method, "CancelJobs");
+  EXPECT_THAT(cancel_request.job_ids(), ElementsAre("a", "b"));
+  EXPECT_EQ(cancel_request.reason(), "why");
+
+  ASSERT_EQ(Do("POST", "/v1/jobsets:cancel",
+               R"({"queue":"q","jobSet":"s","states":["JOB_STATE_QUEUED","JOB_STATE_RUNNING"]})")
+                .status,
+            200);
+  auto set_request = recorder().LastRequest<v1::CancelJobSetRequest>();
+  EXPECT_EQ(recorder().Last().method, "CancelJobSet");
+  EXPECT_EQ(set_request.job_set(), "s");
+  EXPECT_THAT(set_request.states(), ElementsAre(v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING));
+
+  ASSERT_EQ(Do("POST", "/v1/jobs:reprioritize", R"({"jobIds":["a"],"newPriority":7})").status, 200);
+  EXPECT_EQ(recorder().Last().method, "ReprioritizeJobs");
+  EXPECT_EQ(recorder().LastRequest<v1::ReprioritizeJobsRequest>().new_priority(), 7u);
+
+  HttpReply preempt = Do("POST", "/v1/jobs:preempt", R"({"jobIds":["a"],"reason":"r"})");
+  ASSERT_EQ(preempt.status, 200);
+  EXPECT_EQ(Json(preempt)["preemptRequestedIds"], nlohmann::json({"a"}));
+  EXPECT_EQ(recorder().Last().method, "PreemptJobs");
+}
+
+TEST_F(RestServerTest, JobRoutes) {
+  HttpReply status = Do("POST", "/v1/jobs:status", R"({"jobIds":["a","b"]})");
+  ASSERT_EQ(status.status, 200);
+  EXPECT_EQ(Json(status)["states"]["a"], "JOB_STATE_RUNNING");
+  EXPECT_EQ(recorder().Last().method, "GetJobStatus");
+  EXPECT_THAT(recorder().LastRequest<v1::GetJobStatusRequest>().job_ids(), ElementsAre("a", "b"));
+
+  HttpReply one = Do("GET", "/v1/jobs/job%201/status");
+  ASSERT_EQ(one.status, 200);
+  EXPECT_EQ(Json(one)["states"]["job 1"], "JOB_STATE_RUNNING");
+  EXPECT_THAT(recorder().LastRequest<v1::GetJobStatusRequest>().job_ids(), ElementsAre("job 1"));
+
+  HttpReply details = Do("GET", "/v1/jobs/j1?expandSpec=true");
+  ASSERT_EQ(details.status, 200) << details.body;
+  EXPECT_EQ(Json(details)["jobs"]["j1"]["summary"]["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_EQ(Json(details)["jobs"]["j1"]["job"]["id"], "j1");
+  auto details_request = recorder().LastRequest<v1::GetJobDetailsRequest>();
+  EXPECT_EQ(recorder().Last().method, "GetJobDetails");
+  EXPECT_THAT(details_request.job_ids(), ElementsAre("j1"));
+  EXPECT_TRUE(details_request.expand_spec());
+
+  ASSERT_EQ(Do("POST", "/v1/jobs:details", R"({"jobIds":["x"],"expandSpec":false})").status, 200);
+  EXPECT_FALSE(recorder().LastRequest<v1::GetJobDetailsRequest>().expand_spec());
+
+  HttpReply list = Do("GET",
+                      "/v1/jobs?queue=q&jobSet=s&state=QUEUED&state=RUNNING&owner=alice"
+                      "&label=team%3Dml&label=tier=gold&pageSize=10&pageToken=t"
+                      "&orderBy=-submit_time");
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(Json(list)["jobs"][0]["state"], "JOB_STATE_QUEUED");
+  EXPECT_EQ(Json(list)["nextPageToken"], "page-2");
+  auto list_request = recorder().LastRequest<v1::ListJobsRequest>();
+  EXPECT_EQ(recorder().Last().method, "ListJobs");
+  EXPECT_EQ(list_request.queue(), "q");
+  EXPECT_EQ(list_request.job_set(), "s");
+  EXPECT_THAT(list_request.states(), ElementsAre(v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING));
+  EXPECT_EQ(list_request.owner(), "alice");
+  EXPECT_EQ(list_request.labels().at("team"), "ml");
+  EXPECT_EQ(list_request.labels().at("tier"), "gold");
+  EXPECT_EQ(list_request.page_size(), 10);
+  EXPECT_EQ(list_request.page_token(), "t");
+  EXPECT_EQ(list_request.order_by(), "-submit_time");
+
+  ASSERT_EQ(Do("POST", "/v1/jobs:list", R"({"queue":"q2","states":["JOB_STATE_FAILED"]})").status,
+            200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListJobsRequest>().queue(), "q2");
+}
+
+TEST_F(RestServerTest, HealthzAndVersion) {
+  HttpReply health = Do("GET", "/healthz");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "ok");
+  HttpReply version = Do("GET", "/v1/version");
+  EXPECT_EQ(version.status, 200);
+  EXPECT_FALSE(Json(version)["version"].get<std::string>().empty());
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+// ---- Errors -----------------------------------------------------------------------------------
+
+TEST_F(RestServerTest, GrpcErrorsMapToHttpStatusAndJson) {
+  const std::pair<grpc::StatusCode, int> cases[] = {
+      {grpc::StatusCode::INVALID_ARGUMENT, 400},   {grpc::StatusCode::FAILED_PRECONDITION, 400},
+      {grpc::StatusCode::OUT_OF_RANGE, 400},       {grpc::StatusCode::UNAUTHENTICATED, 401},
+      {grpc::StatusCode::PERMISSION_DENIED, 403},  {grpc::StatusCode::NOT_FOUND, 404},
+      {grpc::StatusCode::ALREADY_EXISTS, 409},     {grpc::StatusCode::ABORTED, 409},
+      {grpc::StatusCode::RESOURCE_EXHAUSTED, 429}, {grpc::StatusCode::UNIMPLEMENTED, 501},
+      {grpc::StatusCode::UNAVAILABLE, 503},        {grpc::StatusCode::DEADLINE_EXCEEDED, 504},
+      {grpc::StatusCode::INTERNAL, 500},           {grpc::StatusCode::UNKNOWN, 500},
+      {grpc::StatusCode::DATA_LOSS, 500},
+  };
+  for (const auto& [code, http] : cases) {
+    recorder().FailNext(grpc::Status(code, absl::StrCat("failure ", static_cast<int>(code))));
+    HttpReply reply = Do("GET", "/v1/queues/x");
+    EXPECT_EQ(reply.status, http) << "code " << code;
+    nlohmann::json json = Json(reply);
+    EXPECT_EQ(json["code"], static_cast<int>(code));
+    EXPECT_EQ(json["message"], absl::StrCat("failure ", static_cast<int>(code)));
+    EXPECT_EQ(json["status"], std::string(GrpcCodeName(code)));
+  }
+}
+
+TEST_F(RestServerTest, UnknownRouteAndWrongMethod) {
+  HttpReply missing = Do("GET", "/v2/nothing");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Json(missing)["status"], "NOT_FOUND");
+  EXPECT_THAT(Json(missing)["message"].get<std::string>(), HasSubstr("/v2/nothing"));
+
+  HttpReply wrong = Do("PATCH", "/v1/queues/a", "{}");
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_EQ(wrong.header("allow"), "GET, PUT, DELETE");
+  EXPECT_EQ(Json(wrong)["code"], 12);
+
+  EXPECT_EQ(Do("GET", "/v1/jobs:submit").status, 405);
+  EXPECT_EQ(Do("GET", "/v1/queues/%zz").status, 400);
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+TEST_F(RestServerTest, MalformedJsonAndUnknownFieldsAre400) {
+  HttpReply truncated = Do("POST", "/v1/queues", R"({"name": )");
+  EXPECT_EQ(truncated.status, 400);
+  EXPECT_EQ(Json(truncated)["status"], "INVALID_ARGUMENT");
+  EXPECT_THAT(Json(truncated)["message"].get<std::string>(), HasSubstr("invalid JSON"));
+
+  HttpReply typo = Do("POST", "/v1/jobs:submit", R"({"queue":"q","jbSet":"s"})");
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_THAT(Json(typo)["message"].get<std::string>(), HasSubstr("jbSet"));
+
+  HttpReply wrong_type = Do("POST", "/v1/jobs:reprioritize", R"({"newPriority":"high"})");
+  EXPECT_EQ(wrong_type.status, 400);
+
+  HttpReply bad_query = Do("GET", "/v1/jobs?stat=QUEUED");
+  EXPECT_EQ(bad_query.status, 400);
+  EXPECT_THAT(Json(bad_query)["message"].get<std::string>(), HasSubstr("stat"));
+  EXPECT_EQ(Do("GET", "/v1/jobs?state=SLEEPING").status, 400);
+  EXPECT_EQ(Do("POST", "/v1/jobs:status?x=1", "{}").status, 400);
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+TEST_F(RestServerTest, AuthorizationWithControlCharactersIsRejected) {
+  HttpReply reply = Do("GET", "/v1/queues/a", "", {{"Authorization", "Bearer \x80\x81"}});
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+TEST_F(RestServerTest, OversizedBodyIs413WithoutReadingIt) {
+  // Announce 64 MiB and send none of it: the answer must come from the headers alone.
+  std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_TRUE(
+      conn->Send("POST /v1/jobs:submit HTTP/1.1\r\nHost: x\r\n"
+                 "Content-Length: 67108864\r\n\r\n"));
+  std::optional<HttpReply> reply = conn->ReadResponse(absl::Seconds(5));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->status, 413);
+  EXPECT_THAT(Json(*reply)["message"].get<std::string>(),
+              HasSubstr("67108864 bytes exceeds the limit of 1048576 bytes"));
+  EXPECT_TRUE(conn->WaitForEof(absl::Seconds(5)));
+
+  // A client that sends the whole oversized body still sees the 413.
+  HttpReply big = Do("POST", "/v1/jobs:submit", std::string(2 << 20, 'x'));
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+TEST_F(RestServerTest, ExpectContinueGetsInterimResponse) {
+  std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+  ASSERT_NE(conn, nullptr);
+  const std::string body = R"({"jobIds":["a"]})";
+  ASSERT_TRUE(conn->Send(absl::StrCat("POST /v1/jobs:status HTTP/1.1\r\nHost: x\r\n",
+                                      "Expect: 100-continue\r\nContent-Length: ", body.size(),
+                                      "\r\n\r\n")));
+  std::optional<HttpReply> interim = conn->ReadResponse(absl::Seconds(5));
+  ASSERT_TRUE(interim.has_value());
+  EXPECT_EQ(interim->status, 100);
+  ASSERT_TRUE(conn->Send(body));
+  std::optional<HttpReply> reply = conn->ReadResponse(absl::Seconds(5));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->status, 200);
+}
+
+TEST_F(RestServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+  ASSERT_NE(conn, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(conn->Send(testing::BuildRequest("GET", absl::StrCat("/v1/queues/q", i))));
+    std::optional<HttpReply> reply = conn->ReadResponse();
+    ASSERT_TRUE(reply.has_value()) << i;
+    EXPECT_EQ(reply->status, 200);
+    EXPECT_EQ(Json(*reply)["name"], absl::StrCat("q", i));
+  }
+  // Pipelined: two requests in one write, two answers in order.
+  ASSERT_TRUE(conn->Send(testing::BuildRequest("GET", "/v1/queues/p1") +
+                         testing::BuildRequest("GET", "/v1/queues/p2")));
+  std::optional<HttpReply> first = conn->ReadResponse();
+  std::optional<HttpReply> second = conn->ReadResponse();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(Json(*first)["name"], "p1");
+  EXPECT_EQ(Json(*second)["name"], "p2");
+}
+
+// ---- Events -----------------------------------------------------------------------------------
+
+TEST_F(RestServerTest, EventStreamSendsFramesAndEnds) {
+  SseClient client(port_, "/v1/queues/my%20q/jobsets/set-1/events?fromId=1-0",
+                   {{"Authorization", "Bearer w"}});
+  ASSERT_TRUE(client.WaitForHead());
+  EXPECT_EQ(client.status(), 200);
+  EXPECT_EQ(client.headers().at("content-type"), "text/event-stream");
+  ASSERT_TRUE(client.WaitForEnd());
+  std::vector<testing::SseFrame> events = client.Events();
+  ASSERT_EQ(events.size(), 2u);  // after 1-0
+  EXPECT_EQ(events[0].id, "2-0");
+  EXPECT_EQ(events[0].event, "JOB_EVENT_TYPE_QUEUED");
+  nlohmann::json data = nlohmann::json::parse(events[0].data);
+  EXPECT_EQ(data["id"], "2-0");
+  EXPECT_EQ(data["queue"], "my q");
+  EXPECT_EQ(data["jobSet"], "set-1");
+  EXPECT_EQ(data["type"], "JOB_EVENT_TYPE_QUEUED");
+  EXPECT_EQ(events[1].event, "JOB_EVENT_TYPE_RUNNING");
+
+  auto request = recorder().LastRequest<v1::JobSetEventsRequest>();
+  EXPECT_EQ(recorder().Last().authorization, "Bearer w");
+  EXPECT_EQ(request.queue(), "my q");
+  EXPECT_EQ(request.job_set(), "set-1");
+  EXPECT_EQ(request.from_id(), "1-0");
+  EXPECT_FALSE(request.watch());
+}
+
+TEST_F(RestServerTest, LastEventIdHeaderResumes) {
+  SseClient client(port_, "/v1/queues/q/jobsets/s/events?fromId=1-0", {{"Last-Event-ID", "2-0"}});
+  ASSERT_TRUE(client.WaitForEnd());
+  std::vector<testing::SseFrame> events = client.Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].id, "3-0");
+  EXPECT_EQ(recorder().LastRequest<v1::JobSetEventsRequest>().from_id(), "2-0");
+}
+
+TEST_F(RestServerTest, EventsAsJsonArray) {
+  HttpReply reply =
+      Do("GET", "/v1/queues/q/jobsets/s/events", "", {{"Accept", "application/json"}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  nlohmann::json json = Json(reply);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 3u);
+  EXPECT_EQ(json[0]["type"], "JOB_EVENT_TYPE_SUBMITTED");
+  EXPECT_EQ(json[2]["id"], "3-0");
+
+  EXPECT_EQ(
+      Do("GET", "/v1/queues/q/jobsets/s/events?watch=true", "", {{"Accept", "application/json"}})
+          .status,
+      400);
+  recorder().FailNext(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "no watch"));
+  EXPECT_EQ(Do("GET", "/v1/queues/q/jobsets/s/events", "", {{"Accept", "application/json"}}).status,
+            403);
+}
+
+TEST_F(RestServerTest, EventStreamErrorBeforeAnyEventIsAnHttpError) {
+  recorder().FailNext(grpc::Status(grpc::StatusCode::NOT_FOUND, "no such job set"));
+  SseClient client(port_, "/v1/queues/q/jobsets/s/events?watch=true");
+  ASSERT_TRUE(client.WaitForHead());
+  EXPECT_EQ(client.status(), 404);
+  client.WaitForEnd();
+  EXPECT_THAT(client.body(), HasSubstr("no such job set"));
+}
+
+TEST_F(RestServerTest, WatchStreamsPushedEventsAndDisconnectCancelsTheCall) {
+  SseClient client(port_, "/v1/queues/q/jobsets/s/events?watch=true");
+  ASSERT_TRUE(client.WaitForEvents(3));
+  ASSERT_TRUE(api_.events().WaitForActive(1, absl::Seconds(5)));
+  v1::JobSetEvent pushed;
+  pushed.set_id("4-0");
+  pushed.set_type(v1::JOB_EVENT_TYPE_SUCCEEDED);
+  api_.events().Push(pushed);
+  ASSERT_TRUE(client.WaitForEvents(4));
+  EXPECT_EQ(client.Events()[3].event, "JOB_EVENT_TYPE_SUCCEEDED");
+  EXPECT_TRUE(recorder().LastRequest<v1::JobSetEventsRequest>().watch());
+
+  client.Close();
+  EXPECT_TRUE(api_.events().WaitForCancelled(1, absl::Seconds(5)));
+  EXPECT_TRUE(api_.events().WaitForActive(0, absl::Seconds(5)));
+  // The server is still fine.
+  EXPECT_EQ(Do("GET", "/healthz").status, 200);
+}
+
+TEST_F(RestServerTest, WatchWithoutEventsStillAnswersAndSendsKeepalives) {
+  RestOptions options = Options();
+  options.sse_keepalive = absl::Milliseconds(100);
+  StartServer(options);
+  api_.events().set_canned(false);
+  SseClient client(port_, "/v1/queues/q/jobsets/s/events?watch=true");
+  // Headers come after sse_header_delay even though no event exists yet.
+  ASSERT_TRUE(client.WaitForHead(absl::Seconds(5)));
+  EXPECT_EQ(client.status(), 200);
+  ASSERT_TRUE(client.WaitForComment(absl::Seconds(5)));
+  EXPECT_EQ(client.frames()[0].comment, "keepalive");
+  EXPECT_TRUE(client.Events().empty());
+}
+
+TEST_F(RestServerTest, WatchWithoutEventsSendsHeadersAfterTheDelay) {
+  api_.events().set_canned(false);  // keepalive stays at 15 s
+  SseClient client(port_, "/v1/queues/q/jobsets/s/events?watch=true");
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(client.WaitForHead(absl::Seconds(5)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));  // sse_header_delay is 200 ms
+  EXPECT_EQ(client.status(), 200);
+  EXPECT_EQ(client.headers().at("transfer-encoding"), "chunked");
+}
+
+TEST_F(RestServerTest, StreamsDoNotStarveUnaryCalls) {
+  // More open watches than pool threads (2).
+  std::vector<std::unique_ptr<SseClient>> clients;
+  for (int i = 0; i < 6; ++i) {
+    clients.push_back(
+        std::make_unique<SseClient>(port_, "/v1/queues/q/jobsets/s/events?watch=true"));
+  }
+  for (auto& client : clients) ASSERT_TRUE(client->WaitForEvents(3));
+  ASSERT_TRUE(api_.events().WaitForActive(6, absl::Seconds(5)));
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Do("GET", "/v1/queues/x").status, 200);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(RestServerTest, ShutdownWithOpenStreamsIsPrompt) {
+  std::vector<std::unique_ptr<SseClient>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(
+        std::make_unique<SseClient>(port_, "/v1/queues/q/jobsets/s/events?watch=true"));
+  }
+  for (auto& client : clients) ASSERT_TRUE(client->WaitForEvents(3));
+  // An idle keep-alive connection too.
+  std::unique_ptr<TestConnection> idle = TestConnection::Connect(port_);
+  ASSERT_NE(idle, nullptr);
+  const absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  for (auto& client : clients) EXPECT_TRUE(client->WaitForEnd(absl::Seconds(2)));
+  EXPECT_TRUE(idle->WaitForEof(absl::Seconds(2)));
+  EXPECT_TRUE(api_.events().WaitForActive(0, absl::Seconds(5)));
+  // No longer listening.
+  EXPECT_EQ(TestConnection::Connect(port_), nullptr);
+  server_->Shutdown();  // idempotent
+}
+
+TEST_F(RestServerTest, ShutdownCancelsABlockedUnaryCall) {
+  recorder().HangNext();
+  std::thread client([&] { Do("GET", "/v1/queues/slow"); });
+  const absl::Time wait_until = absl::Now() + absl::Seconds(5);
+  while (recorder().Count() == 0 && absl::Now() < wait_until) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_EQ(recorder().Count(), 1u);
+  const absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  client.join();
+}
+
+TEST_F(RestServerTest, StartReportsBadOptionsAndBusyPorts) {
+  RestOptions options = Options();
+  options.port = port_;
+  auto busy = RestServer::Start(options, api_.channel());
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(busy.status().message()), HasSubstr(absl::StrCat(port_)));
+
+  options = Options();
+  options.threads = 0;
+  EXPECT_EQ(RestServer::Start(options, api_.channel()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RestServer::Start(Options(), nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // The running server is unaffected.
+  EXPECT_EQ(Do("GET", "/healthz").status, 200);
+}
+
+// ---- Hostile input ----------------------------------------------------------------------------
+
+TEST_F(RestServerTest, SurvivesGarbageTruncationAndHugeHeaders) {
+  absl::BitGen gen;
+  for (int i = 0; i < 100; ++i) {
+    std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+    ASSERT_NE(conn, nullptr);
+    std::string bytes(absl::Uniform(gen, 1, 2048), '\0');
+    for (char& c : bytes) c = static_cast<char>(absl::Uniform(gen, 0, 256));
+    if (i % 3 == 0) bytes = "GET /" + bytes;  // gets past the method
+    conn->Send(bytes);
+    conn->ShutdownWrite();
+    conn->WaitForEof(absl::Seconds(5));
+  }
+
+  const std::string valid = testing::BuildRequest("POST", "/v1/jobs:submit",
+                                                  R"({"queue":"q","items":[{"clientId":"c"}]})",
+                                                  {{"Authorization", "Bearer t"}});
+  for (size_t cut = 0; cut < valid.size(); cut += 7) {
+    std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+    ASSERT_NE(conn, nullptr);
+    conn->Send(valid.substr(0, cut));
+    conn->ShutdownWrite();
+    conn->WaitForEof(absl::Seconds(5));
+  }
+
+  {
+    std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+    ASSERT_NE(conn, nullptr);
+    conn->Send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200 << 10, 'a') +
+               "\r\n\r\n");
+    std::optional<HttpReply> reply = conn->ReadResponse(absl::Seconds(5));
+    ASSERT_TRUE(reply.has_value());
+    EXPECT_EQ(reply->status, 431);
+  }
+  {
+    std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+    ASSERT_NE(conn, nullptr);
+    conn->Send("THIS IS NOT HTTP\r\n\r\n");
+    std::optional<HttpReply> reply = conn->ReadResponse(absl::Seconds(5));
+    ASSERT_TRUE(reply.has_value());
+    EXPECT_EQ(reply->status, 400);
+  }
+  // Random JSON-ish bodies on every body route.
+  const char* routes[] = {"/v1/queues",          "/v1/jobs:submit",  "/v1/jobs:cancel",
+                          "/v1/jobsets:cancel",  "/v1/jobs:status",  "/v1/jobs:list",
+                          "/v1/queues/a:cordon", "/v1/jobs:details", "/v1/jobs:preempt"};
+  const std::string alphabet = "{}[]\":,0123456789.eE+-truefalsnl \\u\xff\x00abc";
+  for (int i = 0; i < 200; ++i) {
+    std::string body(absl::Uniform(gen, 0, 64), ' ');
+    for (char& c : body) c = alphabet[absl::Uniform<size_t>(gen, 0, alphabet.size())];
+    HttpReply reply = Do("POST", routes[i % std::size(routes)], body);
+    EXPECT_TRUE(reply.status == 200 || reply.status == 400) << reply.status << " " << body;
+  }
+  // Random targets.
+  for (int i = 0; i < 200; ++i) {
+    std::string target = "/v1/";
+    const std::string chars = "abc/%:?=&+20zqueuesjobs";
+    for (int j = absl::Uniform(gen, 0, 30); j > 0; --j) {
+      target.push_back(chars[absl::Uniform<size_t>(gen, 0, chars.size())]);
+    }
+    HttpReply reply = Do("GET", target);
+    EXPECT_GE(reply.status, 200) << target;
+    EXPECT_LT(reply.status, 600) << target;
+  }
+  EXPECT_EQ(Do("GET", "/healthz").status, 200);
+}
+
+}  // namespace
+}  // namespace regatta::rest
