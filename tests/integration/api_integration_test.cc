@@ -297,7 +297,7 @@ TEST_F(ApiTest, CancelReprioritizePreemptAndDetails) {
   EXPECT_TRUE(d0.summary().cancel_requested());
   EXPECT_EQ(d0.cancel_reason(), "not needed");
   EXPECT_EQ(d0.cancel_user(), "alice");
-  EXPECT_EQ(d0.job.task().command(0), "/bin/true");
+  EXPECT_EQ(d0.job().task().command(0), "/bin/true");
   const auto& d1 = details.jobs().at(j1);
   EXPECT_EQ(d1.summary().priority(), 7u);
   EXPECT_TRUE(d1.summary().preempt_requested());

@@ -28,6 +28,11 @@ namespace regatta::testing {
 //   bob / bob-pw      (no groups: only what queue permissions grant)
 //   token "ci-token"  → principal ci-bot, group team-ci
 class PlatformTest : public ::testing::Test {
+ public:
+  static std::string Basic(const std::string& user, const std::string& password) {
+    return "Basic " + absl::Base64Escape(user + ":" + password);
+  }
+
  protected:
   void SetUp() override {
     dir_ = std::filesystem::path(::testing::TempDir()) /
@@ -69,9 +74,6 @@ class PlatformTest : public ::testing::Test {
     Start();
   }
 
-  static std::string Basic(const std::string& user, const std::string& password) {
-    return "Basic " + absl::Base64Escape(user + ":" + password);
-  }
 
   // A client context carrying `authorization` (empty: no credentials).
   static std::unique_ptr<grpc::ClientContext> As(const std::string& authorization) {
