@@ -21,3 +21,18 @@ if(REGATTA_BUILD_BENCHMARKS)
   find_package(benchmark CONFIG REQUIRED)
 endif()
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
+# jemalloc replaces glibc malloc in the binaries (not the libraries): the submit path allocates
+# and frees many small protobuf objects, and glibc's malloc_consolidate showed up at the top of
+# profiles; jemalloc made the submit benchmark ~1.5x faster (docs/benchmarks.md).
+option(REGATTA_USE_JEMALLOC "Link the regatta binary and benchmarks with jemalloc" ON)
+if(REGATTA_USE_JEMALLOC)
+  find_library(JEMALLOC_LIBRARY NAMES jemalloc REQUIRED)
+endif()
+
+# regatta_link_allocator(target): links the process-wide allocator into an executable.
+function(regatta_link_allocator target)
+  if(REGATTA_USE_JEMALLOC)
+    target_link_libraries(${target} PRIVATE ${JEMALLOC_LIBRARY})
+  endif()
+endfunction()
