@@ -84,8 +84,6 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
         continue;
       }
     }
-    regatta::v1::JobSubmitRequestItem normalized = item;
-    NormalizeSubmitItem(normalized, ctx_->policy);
     Event* event = seq.add_events();
     SetTimestamp(now, event->mutable_created());
     regatta::v1::Job* job = event->mutable_submit_job()->mutable_job();
@@ -94,16 +92,15 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     job->set_job_set(request.job_set());
     job->set_owner(principal.name);
     for (const std::string& g : principal.groups) job->add_groups(g);
-    job->set_client_id(normalized.client_id());
-    job->set_priority(normalized.priority());
-    job->set_priority_class(normalized.priority_class());
-    *job->mutable_labels() = std::move(*normalized.mutable_labels());
-    *job->mutable_annotations() = std::move(*normalized.mutable_annotations());
-    *job->mutable_task() = std::move(*normalized.mutable_task());
-    if (normalized.has_gang()) *job->mutable_gang() = std::move(*normalized.mutable_gang());
-    if (normalized.has_retry_policy()) {
-      *job->mutable_retry_policy() = std::move(*normalized.mutable_retry_policy());
-    }
+    job->set_client_id(item.client_id());
+    job->set_priority(item.priority());
+    job->set_priority_class(item.priority_class());
+    *job->mutable_labels() = item.labels();
+    *job->mutable_annotations() = item.annotations();
+    *job->mutable_task() = item.task();
+    if (item.has_gang()) *job->mutable_gang() = item.gang();
+    if (item.has_retry_policy()) *job->mutable_retry_policy() = item.retry_policy();
+    NormalizeJob(*job, ctx_->policy);
     SetTimestamp(now, job->mutable_submit_time());
     out->set_job_id(job->id());
     if (!item.client_id().empty()) {

@@ -275,21 +275,29 @@ absl::Status ValidateSubmitRequest(const SubmitJobsRequest& request, const Submi
   return CheckGangs(request);
 }
 
-void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy) {
-  if (item.priority_class().empty()) item.set_priority_class(policy.default_priority_class);
-  auto* resources = item.mutable_task()->mutable_resources();
+namespace {
+void NormalizeResources(regatta::v1::TaskSpec& task, const SubmitPolicy& policy) {
+  auto* resources = task.mutable_resources();
   if (resources->requests().empty() && resources->limits().empty()) {
     for (const auto& [name, value] : policy.default_resources) {
       (*resources->mutable_requests())[name] = value;
     }
   }
   // One canonical map on both sides: the scheduler and the views never see the two differ.
-  auto& source = resources->requests().empty() ? *resources->mutable_limits()
-                                               : *resources->mutable_requests();
-  google::protobuf::Map<std::string, std::string> canonical;
-  for (const auto& [name, text] : source) canonical[name] = CanonicalQuantity(text);
-  *resources->mutable_requests() = canonical;
-  *resources->mutable_limits() = canonical;
+  if (resources->requests().empty()) resources->mutable_requests()->swap(*resources->mutable_limits());
+  for (auto& [name, text] : *resources->mutable_requests()) text = CanonicalQuantity(text);
+  *resources->mutable_limits() = resources->requests();
+}
+}  // namespace
+
+void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy) {
+  if (item.priority_class().empty()) item.set_priority_class(policy.default_priority_class);
+  NormalizeResources(*item.mutable_task(), policy);
+}
+
+void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy) {
+  if (job.priority_class().empty()) job.set_priority_class(policy.default_priority_class);
+  NormalizeResources(*job.mutable_task(), policy);
 }
 
 absl::Status ValidateQueueSpec(const regatta::v1::Queue& queue, const SubmitPolicy& policy) {

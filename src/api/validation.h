@@ -40,6 +40,9 @@ absl::Status ValidateSubmitRequest(const regatta::v1::SubmitJobsRequest& request
 // Fills what the server defaults: requests = limits when only one side is given (in canonical
 // quantity notation), default resources, default priority class. Call after validation.
 void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy);
+// The same for a job built from a request item (the submit path copies each item once, into
+// its job, and normalizes there).
+void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy);
 
 // Checks a queue spec for create/update (name, priority factor, resource limits). Permission
 // entries are checked by the auth library.
