@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/types.pb.h"
@@ -65,8 +65,11 @@ struct JobSetState {
   std::string job_id;
   regatta::v1::JobState state = regatta::v1::JOB_STATE_UNSPECIFIED;
   absl::Time time;
-  std::optional<regatta::v1::Error> error;  // for FAILED
+  std::optional<regatta::v1::Error> error;  // why it ended: FAILED, PREEMPTED, REJECTED
   std::string reason;                       // for CANCELLED/PREEMPTED/REJECTED
+  // Non-empty: applies only while this run is the job's latest run, so a late event of an
+  // earlier run (e.g. pending after a requeue) cannot move the job.
+  std::string run_id;
 };
 // Inserts a run (state LEASED) and makes it the job's latest run; ignored if it exists.
 struct RunInsert {
@@ -89,25 +92,38 @@ struct OffsetMutation {
   Mutation mutation;
 };
 
+// A batch whose to_offset is not past the consumer's stored offset was applied before and is
+// ignored as a whole.
 struct IngestBatch {
-  std::string consumer;  // e.g. "query"
+  std::string consumer;   // e.g. "query"
   int64_t to_offset = 0;  // the consumer's offset after this batch
   std::vector<OffsetMutation> mutations;
+};
+
+struct IngestResult {
+  // Mutations that could not be applied (unknown job, run or queue; invalid content), each
+  // naming its offset, kind and row. The rest of the batch was applied; the ingester warns.
+  std::vector<std::string> skipped;
 };
 
 // ---- Queries -------------------------------------------------------------------------------
 
 struct JobFilter {
-  std::string queue;    // empty: any
-  std::string job_set;  // empty: any
-  std::vector<regatta::v1::JobState> states;  // empty: any
-  std::string owner;                          // empty: any
+  std::string queue;                                        // empty: any
+  std::string job_set;                                      // empty: any
+  std::vector<regatta::v1::JobState> states;                // empty: any
+  std::string owner;                                        // empty: any
   std::vector<std::pair<std::string, std::string>> labels;  // all must match
+  // Jobs come in the order they entered the log (their submit order; also id order for the
+  // ULIDs of one API server), oldest first unless newest_first.
   bool newest_first = false;
-  int limit = 100;
-  // Continue after this job (ids are ULIDs, so id order is submit order).
+  int limit = 100;  // <= 0: 100; at most kMaxListJobsLimit
+  // Continue after this job in that order (an unknown id gives an empty page).
   std::string after_job_id;
 };
+
+// A safety bound; the API pages at most 10 000 (+1 to see whether there is another page).
+inline constexpr int kMaxListJobsLimit = 100'000;
 
 // Where a job lives and where it stands; enough for the API to authorize and route requests.
 struct JobLocation {
@@ -118,6 +134,7 @@ struct JobLocation {
 };
 
 bool IsTerminal(regatta::v1::JobState state);
+bool IsTerminal(regatta::v1::RunState state);
 
 // The views (queues, jobs, runs) and the submit deduplication table. Backends: SQLite
 // (embedded), PostgreSQL (later). Every backend passes tests/conformance/store_conformance.h.
@@ -127,11 +144,17 @@ class Store {
   virtual ~Store() = default;
 
   // ---- Ingestion (only the ingester calls these) ----
-  virtual absl::Status ApplyIngestBatch(const IngestBatch& batch) = 0;
+  // Applies the batch and the consumer's new offset in one transaction. Rows remember the
+  // offset that last changed them; a mutation older than that is ignored. A terminal job
+  // ignores state, cancel, preempt and priority mutations; a terminal run ignores state
+  // mutations. An error means nothing was applied (retry the batch).
+  virtual absl::StatusOr<IngestResult> ApplyIngestBatch(const IngestBatch& batch) = 0;
   // 0 if the consumer has not ingested anything.
   virtual absl::StatusOr<int64_t> GetConsumerOffset(absl::string_view consumer) = 0;
 
   // ---- Queues ----
+  // A queue upsert keeps the create_time of an existing queue; a deleted queue is gone from
+  // both calls below (a later upsert creates it anew).
   // NOT_FOUND naming the queue.
   virtual absl::StatusOr<regatta::v1::Queue> GetQueue(absl::string_view name) = 0;
   // Queues with name > after_name, in name order.
@@ -148,7 +171,8 @@ class Store {
       const std::vector<regatta::v1::JobState>& states) = 0;
   virtual absl::StatusOr<std::vector<regatta::v1::JobSummary>> ListJobs(
       const JobFilter& filter) = 0;
-  // Unknown ids are left out. `expand_spec` fills JobDetails.job.
+  // Unknown ids are left out; runs are oldest first. `expand_spec` fills JobDetails.job with
+  // the job as submitted. DATA_LOSS naming the job if a stored blob does not parse.
   virtual absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& job_ids, bool expand_spec) = 0;
 

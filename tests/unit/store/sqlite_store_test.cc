@@ -1,0 +1,299 @@
+// SQLite specifics of the Store: migrations, corrupt rows, persistence, batch atomicity.
+// Backend-neutral behaviour is in tests/conformance/store_conformance.h.
+#include "src/store/sqlite/sqlite_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/common/clock.h"
+
+namespace regatta::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string JobId(int i) { return absl::StrFormat("01HZZZZZZZZZZZZZ%010d", i); }
+
+regatta::v1::Job MakeJob(int i) {
+  regatta::v1::Job job;
+  job.set_id(JobId(i));
+  job.set_queue("q");
+  job.set_job_set("set");
+  job.set_owner("alice");
+  (*job.mutable_labels())["app"] = "x";
+  (*job.mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+  job.mutable_submit_time()->set_seconds(1'700'000'000 + i);
+  return job;
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = getenv("TEST_TMPDIR");
+    std::string templ =
+        absl::StrCat((tmp != nullptr && *tmp) ? tmp : "/tmp", "/regatta_sqlite_store_XXXXXX");
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+    path_ = dir_ + "/store.db";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::unique_ptr<SqliteStore> Open(SqliteStoreOptions options = {}) {
+    options.clock = &clock_;
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  // Runs SQL on the file through a separate connection, as a broken disk or tool would.
+  void RawExec(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    EXPECT_EQ(rc, SQLITE_OK) << (error ? error : "") << " in " << sql;
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+
+  std::string RawQuery(const std::string& sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    std::string out;
+    sqlite3_exec(
+        db, sql.c_str(),
+        [](void* arg, int n, char** values, char**) {
+          auto* out = static_cast<std::string*>(arg);
+          for (int i = 0; i < n; ++i) {
+            absl::StrAppend(out, i ? "|" : "", values[i] ? values[i] : "NULL");
+          }
+          absl::StrAppend(out, "\n");
+          return 0;
+        },
+        &out, nullptr);
+    sqlite3_close(db);
+    return out;
+  }
+
+  static std::vector<SqliteMigration> EmbeddedPlus(std::vector<SqliteMigration> extra) {
+    absl::StatusOr<std::vector<SqliteMigration>> migrations = SqliteStore::EmbeddedMigrations();
+    EXPECT_TRUE(migrations.ok()) << migrations.status();
+    std::vector<SqliteMigration> out = *migrations;
+    out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+  }
+
+  absl::Status Apply(Store& store, int64_t to_offset, std::vector<Mutation> mutations) {
+    IngestBatch batch;
+    batch.consumer = "query";
+    batch.to_offset = to_offset;
+    for (auto& m : mutations) batch.mutations.push_back({to_offset, std::move(m)});
+    return store.ApplyIngestBatch(batch).status();
+  }
+
+  FakeClock clock_;
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteStoreTest, EmbeddedMigrationsAreNumberedInOrder) {
+  absl::StatusOr<std::vector<SqliteMigration>> migrations = SqliteStore::EmbeddedMigrations();
+  ASSERT_TRUE(migrations.ok()) << migrations.status();
+  ASSERT_FALSE(migrations->empty());
+  EXPECT_EQ((*migrations)[0].version, 1);
+  EXPECT_EQ((*migrations)[0].name, "initial");
+  EXPECT_THAT((*migrations)[0].sql, HasSubstr("CREATE TABLE jobs"));
+  for (size_t i = 1; i < migrations->size(); ++i) {
+    EXPECT_LT((*migrations)[i - 1].version, (*migrations)[i].version);
+  }
+}
+
+TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndRecorded) {
+  {
+    std::unique_ptr<SqliteStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    absl::StatusOr<std::vector<int>> applied = store->AppliedMigrations();
+    ASSERT_TRUE(applied.ok()) << applied.status();
+    EXPECT_THAT(*applied, ElementsAre(1));
+  }
+  EXPECT_EQ(RawQuery("SELECT version, name, applied_at_us FROM schema_migrations"),
+            absl::StrCat("1|initial|", absl::ToUnixMicros(clock_.Now()), "\n"));
+  clock_.Advance(absl::Hours(1));
+  // Reopening applies nothing again (CREATE TABLE would fail if it did).
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "1\n");
+}
+
+TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
+  ASSERT_NE(Open(), nullptr);
+  SqliteStoreOptions options;
+  options.migrations = EmbeddedPlus({{2, "extra", "CREATE TABLE extra (x INTEGER);"}});
+  {
+    std::unique_ptr<SqliteStore> store = Open(options);
+    ASSERT_NE(store, nullptr);
+    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2));
+  }
+  std::unique_ptr<SqliteStore> store = Open(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"), "initial\nextra\n");
+}
+
+TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
+  SqliteStoreOptions options;
+  options.migrations =
+      EmbeddedPlus({{2, "broken", "CREATE TABLE half (x INTEGER); THIS IS NOT SQL;"}});
+  options.clock = &clock_;
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, options);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("2_broken"));
+  // Migration 1 stays; nothing of migration 2 does.
+  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n");
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), "0\n");
+  ASSERT_NE(Open(), nullptr);
+}
+
+TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
+  ASSERT_NE(Open(), nullptr);
+  RawExec("INSERT INTO schema_migrations VALUES (99, 'future', 0)");
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("99"));
+}
+
+TEST_F(SqliteStoreTest, UsesWalMode) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery("PRAGMA journal_mode"), "wal\n");
+}
+
+TEST_F(SqliteStoreTest, OpenInMissingDirectoryFails) {
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(dir_ + "/no/such/dir/store.db");
+  EXPECT_FALSE(store.ok());
+}
+
+TEST_F(SqliteStoreTest, CorruptSpecBlobIsDataLossNamingTheJob) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(Apply(*store, 1, {JobInsert{MakeJob(1)}, JobInsert{MakeJob(2)}}).ok());
+  // 0x0A 0x7F: field 1, 127 bytes long, then nothing.
+  RawExec(
+      absl::StrCat("UPDATE job_specs SET spec = x'0A7F' WHERE seq = "
+                   "(SELECT seq FROM jobs WHERE job_id = '",
+                   JobId(1), "')"));
+
+  absl::StatusOr<std::vector<regatta::v1::JobDetails>> details =
+      store->GetJobDetails({JobId(1)}, /*expand_spec=*/true);
+  ASSERT_EQ(details.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(details.status().message()), HasSubstr(JobId(1)));
+  EXPECT_THAT(std::string(details.status().message()), HasSubstr("spec"));
+  // The listing columns are intact, and so is the other job.
+  EXPECT_TRUE(store->GetJobDetails({JobId(1)}, /*expand_spec=*/false).ok());
+  EXPECT_TRUE(store->GetJobDetails({JobId(2)}, /*expand_spec=*/true).ok());
+}
+
+TEST_F(SqliteStoreTest, BadListingColumnsAreDataLossNamingTheRow) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  QueueUpsert queue;
+  queue.queue.set_name("broken-queue");
+  ASSERT_TRUE(Apply(*store, 1, {JobInsert{MakeJob(1)}, JobInsert{MakeJob(2)}, queue}).ok());
+
+  RawExec(absl::StrCat("UPDATE jobs SET requests = x'0A7F' WHERE job_id = '", JobId(1), "'"));
+  absl::StatusOr<std::vector<regatta::v1::JobSummary>> jobs = store->ListJobs({});
+  ASSERT_EQ(jobs.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(jobs.status().message()), HasSubstr(JobId(1)));
+
+  RawExec(absl::StrCat("UPDATE jobs SET state = 99 WHERE job_id = '", JobId(2), "'"));
+  absl::StatusOr<std::vector<JobLocation>> locations = store->GetJobLocations({JobId(2)});
+  ASSERT_EQ(locations.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(locations.status().message()), HasSubstr(JobId(2)));
+  EXPECT_THAT(std::string(locations.status().message()), HasSubstr("99"));
+
+  RawExec("UPDATE queues SET spec = x'0A7F'");
+  absl::StatusOr<regatta::v1::Queue> q = store->GetQueue("broken-queue");
+  ASSERT_EQ(q.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(q.status().message()), HasSubstr("broken-queue"));
+}
+
+TEST_F(SqliteStoreTest, FailedBatchAppliesNothing) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(Apply(*store, 1, {JobInsert{MakeJob(1)}}).ok());
+  RawExec(absl::StrCat("UPDATE jobs SET state = 99 WHERE job_id = '", JobId(1), "'"));
+
+  JobSetState state;
+  state.job_id = JobId(1);
+  state.state = regatta::v1::JOB_STATE_RUNNING;
+  absl::Status status = Apply(*store, 2, {JobInsert{MakeJob(2)}, state});
+  ASSERT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(JobId(1)));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("offset 2"));
+  // Neither the insert before the failure nor the offset was kept.
+  EXPECT_EQ(*store->GetConsumerOffset("query"), 1);
+  EXPECT_TRUE(store->GetJobDetails({JobId(2)}, false)->empty());
+  // The writer is usable afterwards.
+  ASSERT_TRUE(Apply(*store, 3, {JobInsert{MakeJob(3)}}).ok());
+  EXPECT_EQ(*store->GetConsumerOffset("query"), 3);
+}
+
+TEST_F(SqliteStoreTest, ReopenKeepsData) {
+  std::string dump;
+  {
+    std::unique_ptr<SqliteStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    QueueUpsert queue;
+    queue.queue.set_name("q");
+    queue.queue.mutable_create_time()->set_seconds(1'700'000'000);
+    std::vector<Mutation> mutations = {queue};
+    for (int i = 0; i < 100; ++i) mutations.push_back(JobInsert{MakeJob(i)});
+    ASSERT_TRUE(Apply(*store, 42, std::move(mutations)).ok());
+    ASSERT_TRUE(store->StoreClientIds("q", {{"c1", JobId(1)}}).ok());
+    dump = *store->DumpViews();
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->DumpViews(), dump);
+  EXPECT_EQ(*store->GetConsumerOffset("query"), 42);
+  EXPECT_EQ(store->LookupClientIds("q", {"c1"})->at("c1"), JobId(1));
+  EXPECT_TRUE(store->GetQueue("q").ok());
+  EXPECT_EQ(store->ListJobs({.limit = 1000})->size(), 100u);
+}
+
+TEST_F(SqliteStoreTest, ManyReadersBeyondTheIdlePool) {
+  SqliteStoreOptions options;
+  options.max_idle_readers = 1;
+  std::unique_ptr<SqliteStore> store = Open(options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(Apply(*store, 1, {JobInsert{MakeJob(1)}}).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        absl::StatusOr<std::vector<JobLocation>> locations = store->GetJobLocations({JobId(1)});
+        ASSERT_TRUE(locations.ok()) << locations.status();
+        ASSERT_EQ(locations->size(), 1u);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+}  // namespace regatta::store
