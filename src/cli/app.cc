@@ -16,12 +16,8 @@
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
 
-#ifdef REGATTA_CLI_HAVE_AUTH
 #include "src/cli/users.h"
-#endif
-#ifdef REGATTA_CLI_HAVE_SERVER
 #include "src/server/up.h"
-#endif
 
 namespace regatta::cli {
 namespace {
@@ -135,7 +131,6 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     AddUpFlags(verb, up_config, up_sets, up_data_dir, up_grpc, up_http);
     verb->callback([&, is_up] {
       action = [&, is_up]() -> absl::StatusOr<int> {
-#ifdef REGATTA_CLI_HAVE_SERVER
         regatta::server::UpFlags flags;
         flags.config_file = up_config;
         flags.overrides = up_sets;
@@ -143,10 +138,6 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         flags.grpc_listen = up_grpc;
         flags.http_listen = up_http;
         return is_up ? regatta::server::RunUp(flags) : regatta::server::RunServer(flags);
-#else
-        err << "regatta " << (is_up ? "up" : "server") << ": server not built\n";
-        return kExitFailed;
-#endif
       };
     });
   }
@@ -291,7 +282,6 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   }
 
   // ---- users
-#ifdef REGATTA_CLI_HAVE_AUTH
   std::string token;
   {
     CLI::App* users = app.add_subcommand("users", "Helpers for the server's users file");
@@ -306,7 +296,6 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     hash_token->add_option("TOKEN", token, "The token (default: read one line from stdin)");
     hash_token->callback([&] { status_action([&] { return UsersHashToken(env, token); }); });
   }
-#endif
 
   // ---- version
   AddVerb(&app, "version", "Print the version")->callback([&] {

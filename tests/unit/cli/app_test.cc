@@ -503,7 +503,6 @@ TEST_F(AppTest, Version) {
   EXPECT_THAT(r.out, StartsWith("regatta "));
 }
 
-#ifdef REGATTA_CLI_HAVE_AUTH
 TEST_F(AppTest, UsersHashToken) {
   auto r = Run({"users", "hash-token"}, "abc\n");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -520,7 +519,6 @@ TEST_F(AppTest, UsersHashPassword) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("$argon2id$"));
 }
-#endif
 
 }  // namespace
 }  // namespace regatta::cli
