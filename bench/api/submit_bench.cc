@@ -30,8 +30,8 @@ Shared& Get() {
   std::lock_guard<std::mutex> lock(shared_mu);
   if (shared != nullptr) return *shared;
   shared = new Shared();
-  shared->dir = std::filesystem::temp_directory_path() /
-                absl::StrCat("regatta-submit-bench-", getpid());
+  shared->dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("regatta-submit-bench-", getpid());
   std::filesystem::remove_all(shared->dir);
   server::UpFlags flags;
   flags.data_dir = shared->dir.string();

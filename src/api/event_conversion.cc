@@ -127,7 +127,8 @@ void ConvertRecord(const eventlog::LogRecord& record, std::vector<JobSetEvent>* 
         break;
       }
       case Event::kJobRunLeaseReturned: {
-        JobSetEvent& ev = add(T::JOB_EVENT_TYPE_LEASE_RETURNED, e.job_run_lease_returned().job_id());
+        JobSetEvent& ev =
+            add(T::JOB_EVENT_TYPE_LEASE_RETURNED, e.job_run_lease_returned().job_id());
         ev.set_run_id(e.job_run_lease_returned().run_id());
         ev.set_reason(e.job_run_lease_returned().reason());
         break;

@@ -24,8 +24,8 @@ grpc::Status EventService::GetJobSetEvents(grpc::ServerContext* call,
   }
   absl::StatusOr<regatta::v1::Queue> queue = ctx_->store->GetQueue(request->queue());
   if (absl::IsNotFound(queue.status())) {
-    return ToGrpcStatus(absl::NotFoundError(
-        absl::StrCat("queue \"", request->queue(), "\" does not exist")));
+    return ToGrpcStatus(
+        absl::NotFoundError(absl::StrCat("queue \"", request->queue(), "\" does not exist")));
   }
   if (!queue.ok()) return ToGrpcStatus(queue.status());
   absl::Status allowed =

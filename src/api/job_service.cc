@@ -10,9 +10,8 @@ namespace {
 absl::Status CheckIds(const google::protobuf::RepeatedPtrField<std::string>& ids) {
   if (ids.empty()) return absl::InvalidArgumentError("job_ids: at least one job id is required");
   if (ids.size() > JobService::kMaxIdsPerRequest) {
-    return absl::InvalidArgumentError(absl::StrCat("job_ids: ", ids.size(),
-                                                   " ids, over the limit of ",
-                                                   JobService::kMaxIdsPerRequest));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job_ids: ", ids.size(), " ids, over the limit of ", JobService::kMaxIdsPerRequest));
   }
   return absl::OkStatus();
 }
@@ -61,8 +60,8 @@ absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
   } else if (request.order_by() == "-submit_time") {
     filter.newest_first = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "order_by: unknown order \"", request.order_by(), "\" (submit_time or -submit_time)"));
+    return absl::InvalidArgumentError(absl::StrCat("order_by: unknown order \"", request.order_by(),
+                                                   "\" (submit_time or -submit_time)"));
   }
   const int limit = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   filter.limit = limit + 1;  // one more tells whether another page exists

@@ -16,8 +16,7 @@ absl::Status QueueNotFound(absl::string_view name) {
 }  // namespace
 
 absl::Status QueueService::CatchUp() {
-  return ctx_->wait_for_views(ctx_->log->LastOffset(),
-                              absl::Now() + ctx_->view_wait_timeout);
+  return ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout);
 }
 
 absl::StatusOr<regatta::v1::Queue> QueueService::CheckedSpec(regatta::v1::Queue queue) const {
@@ -30,8 +29,8 @@ absl::StatusOr<regatta::v1::Queue> QueueService::CheckedSpec(regatta::v1::Queue 
   return queue;
 }
 
-absl::Status QueueService::PublishAndWait(const auth::Principal& principal,
-                                          absl::string_view queue, regatta::v1::Event event) {
+absl::Status QueueService::PublishAndWait(const auth::Principal& principal, absl::string_view queue,
+                                          regatta::v1::Event event) {
   regatta::v1::EventSequence seq;
   seq.set_queue(std::string(queue));
   seq.set_user_id(principal.name);
@@ -98,10 +97,10 @@ absl::Status QueueService::Delete(const auth::Principal& principal, absl::string
   active.limit = 1;
   ASSIGN_OR_RETURN(auto jobs, ctx_->store->ListJobs(active));
   if (!jobs.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "queue \"", name, "\" still has active jobs (e.g. ", jobs[0].job_id(),
-        "); cancel them first, e.g. regatta cancel --queue ", name, " --job-set ",
-        jobs[0].job_set()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("queue \"", name, "\" still has active jobs (e.g. ", jobs[0].job_id(),
+                     "); cancel them first, e.g. regatta cancel --queue ", name, " --job-set ",
+                     jobs[0].job_set()));
   }
   regatta::v1::Event event;
   event.mutable_queue_deleted()->set_name(std::string(name));

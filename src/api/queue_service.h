@@ -25,8 +25,7 @@ class QueueService final : public regatta::v1::QueueService::Service {
                            regatta::v1::DeleteQueueResponse* response) override;
   grpc::Status GetQueue(grpc::ServerContext* call, const regatta::v1::GetQueueRequest* request,
                         regatta::v1::Queue* response) override;
-  grpc::Status ListQueues(grpc::ServerContext* call,
-                          const regatta::v1::ListQueuesRequest* request,
+  grpc::Status ListQueues(grpc::ServerContext* call, const regatta::v1::ListQueuesRequest* request,
                           regatta::v1::ListQueuesResponse* response) override;
   grpc::Status CordonQueue(grpc::ServerContext* call,
                            const regatta::v1::CordonQueueRequest* request,

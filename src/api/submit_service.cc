@@ -128,8 +128,8 @@ absl::StatusOr<std::vector<store::JobLocation>> SubmitService::ResolveJobs(
   ASSIGN_OR_RETURN(std::vector<store::JobLocation> found, ctx_->store->GetJobLocations(ids));
   if (found.size() < std::set<std::string>(ids.begin(), ids.end()).size()) {
     // Maybe submitted a moment ago: let the views catch up with the log, then look again.
-    RETURN_IF_ERROR(ctx_->wait_for_views(ctx_->log->LastOffset(),
-                                         absl::Now() + ctx_->view_wait_timeout));
+    RETURN_IF_ERROR(
+        ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout));
     ASSIGN_OR_RETURN(found, ctx_->store->GetJobLocations(ids));
   }
   std::set<std::string> found_ids;
@@ -140,7 +140,8 @@ absl::StatusOr<std::vector<store::JobLocation>> SubmitService::ResolveJobs(
   }
   if (!missing.empty()) {
     if (missing.size() > 5) missing.resize(5);
-    return absl::NotFoundError(absl::StrCat("job_ids: no such job: ", absl::StrJoin(missing, ", ")));
+    return absl::NotFoundError(
+        absl::StrCat("job_ids: no such job: ", absl::StrJoin(missing, ", ")));
   }
   for (const auto& loc : found) {
     if (!queue.empty() && loc.queue != queue) {
@@ -149,8 +150,8 @@ absl::StatusOr<std::vector<store::JobLocation>> SubmitService::ResolveJobs(
     }
     if (!job_set.empty() && loc.job_set != job_set) {
       return absl::InvalidArgumentError(absl::StrCat("job_ids: job ", loc.job_id,
-                                                     " is in job set \"", loc.job_set,
-                                                     "\", not \"", job_set, "\""));
+                                                     " is in job set \"", loc.job_set, "\", not \"",
+                                                     job_set, "\""));
     }
   }
   return found;
@@ -241,12 +242,11 @@ absl::StatusOr<regatta::v1::ReprioritizeJobsResponse> SubmitService::Reprioritiz
       return absl::InvalidArgumentError(
           "job_ids: give job ids, or queue and job_set to reprioritize a whole job set");
     }
-    ASSIGN_OR_RETURN(regatta::v1::Queue queue,
-                     LoadQueueForRequest(*ctx_->store, request.queue()));
+    ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
     RETURN_IF_ERROR(
         ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kReprioritize));
-    RETURN_IF_ERROR(ctx_->wait_for_views(ctx_->log->LastOffset(),
-                                         absl::Now() + ctx_->view_wait_timeout));
+    RETURN_IF_ERROR(
+        ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout));
     ASSIGN_OR_RETURN(jobs, ctx_->store->GetJobSetJobs(request.queue(), request.job_set(), {}));
   } else {
     std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
@@ -309,7 +309,8 @@ grpc::Status SubmitService::ReprioritizeJobs(grpc::ServerContext* call,
 grpc::Status SubmitService::PreemptJobs(grpc::ServerContext* call,
                                         const regatta::v1::PreemptJobsRequest* request,
                                         regatta::v1::PreemptJobsResponse* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Preempt(p, *request); });
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return Preempt(p, *request); });
 }
 
 }  // namespace regatta::api

@@ -55,10 +55,9 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   absl::Status AuthorizeJobs(const auth::Principal& principal,
                              const std::vector<store::JobLocation>& jobs, auth::QueueVerb verb);
   // Publishes one sequence per (queue, job set) of `jobs`, each job's event made by `make`.
-  absl::Status PublishPerJobSet(const auth::Principal& principal,
-                                const std::vector<store::JobLocation>& jobs,
-                                const std::function<void(const store::JobLocation&,
-                                                         regatta::v1::Event&)>& make);
+  absl::Status PublishPerJobSet(
+      const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+      const std::function<void(const store::JobLocation&, regatta::v1::Event&)>& make);
   absl::Mutex& DedupLock(absl::string_view queue);
 
   const ApiContext* ctx_;

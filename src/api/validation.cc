@@ -58,7 +58,8 @@ absl::Status CheckResources(const regatta::v1::ResourceRequirements& resources,
                             absl::string_view field) {
   ASSIGN_OR_RETURN(auto requests,
                    ParseResourceMap(resources.requests(), absl::StrCat(field, ".requests")));
-  ASSIGN_OR_RETURN(auto limits, ParseResourceMap(resources.limits(), absl::StrCat(field, ".limits")));
+  ASSIGN_OR_RETURN(auto limits,
+                   ParseResourceMap(resources.limits(), absl::StrCat(field, ".limits")));
   if (requests.empty() || limits.empty()) return absl::OkStatus();  // one side stands for both
   std::set<std::string> names;
   for (const auto& [n, q] : requests) names.insert(n);
@@ -67,24 +68,22 @@ absl::Status CheckResources(const regatta::v1::ResourceRequirements& resources,
     Quantity r = requests.count(name) ? requests[name] : Quantity();
     Quantity l = limits.count(name) ? limits[name] : Quantity();
     if (r != l) {
-      return Invalid(field, absl::StrCat("requests and limits differ for ", name, " (requests ",
-                                         r.ToString(), ", limits ", l.ToString(),
-                                         "); Regatta requires requests = limits"));
+      return Invalid(
+          field, absl::StrCat("requests and limits differ for ", name, " (requests ", r.ToString(),
+                              ", limits ", l.ToString(), "); Regatta requires requests = limits"));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckTolerations(const JobSubmitRequestItem& item, absl::string_view field) {
-  static const std::set<std::string> kEffects = {"", "NoSchedule", "PreferNoSchedule",
-                                                 "NoExecute"};
+  static const std::set<std::string> kEffects = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
   for (int t = 0; t < item.task().tolerations_size(); ++t) {
     const auto& tol = item.task().tolerations(t);
     std::string path = absl::StrCat(field, ".tolerations[", t, "]");
     if (tol.operator_() != "" && tol.operator_() != "Equal" && tol.operator_() != "Exists") {
       return Invalid(absl::StrCat(path, ".operator"),
-                     absl::StrCat("unknown operator \"", tol.operator_(),
-                                  "\" (Equal or Exists)"));
+                     absl::StrCat("unknown operator \"", tol.operator_(), "\" (Equal or Exists)"));
     }
     if (tol.operator_() == "Exists" && !tol.value().empty()) {
       return Invalid(absl::StrCat(path, ".value"), "must be empty when operator is Exists");
@@ -169,8 +168,7 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
     }
   }
   for (const auto& [key, value] : spec.env()) {
-    if (key.empty() || key.find('=') != std::string::npos ||
-        key.find('\0') != std::string::npos) {
+    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos) {
       return Invalid(absl::StrCat(task, ".env"),
                      absl::StrCat("invalid variable name \"", key, "\""));
     }
@@ -216,13 +214,13 @@ absl::Status CheckGangs(const SubmitJobsRequest& request) {
     if (first.gang().cardinality() != item.gang().cardinality()) {
       return Invalid(absl::StrCat(prefix, ".gang.cardinality"),
                      absl::StrCat("gang \"", item.gang().id(), "\" member says ",
-                                  item.gang().cardinality(), " but items[",
-                                  it->second.first_index, "] says ", first.gang().cardinality()));
+                                  item.gang().cardinality(), " but items[", it->second.first_index,
+                                  "] says ", first.gang().cardinality()));
     }
     if (first.priority_class() != item.priority_class()) {
-      return Invalid(absl::StrCat(prefix, ".priority_class"),
-                     absl::StrCat("gang \"", item.gang().id(),
-                                  "\" members must share one priority class"));
+      return Invalid(
+          absl::StrCat(prefix, ".priority_class"),
+          absl::StrCat("gang \"", item.gang().id(), "\" members must share one priority class"));
     }
     if (first.gang().node_uniformity_label() != item.gang().node_uniformity_label()) {
       return Invalid(absl::StrCat(prefix, ".gang.node_uniformity_label"),
@@ -284,7 +282,8 @@ void NormalizeResources(regatta::v1::TaskSpec& task, const SubmitPolicy& policy)
     }
   }
   // One canonical map on both sides: the scheduler and the views never see the two differ.
-  if (resources->requests().empty()) resources->mutable_requests()->swap(*resources->mutable_limits());
+  if (resources->requests().empty())
+    resources->mutable_requests()->swap(*resources->mutable_limits());
   for (auto& [name, text] : *resources->mutable_requests()) text = CanonicalQuantity(text);
   *resources->mutable_limits() = resources->requests();
 }

@@ -15,7 +15,6 @@
 #include "absl/strings/str_join.h"
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
-
 #include "src/cli/users.h"
 #include "src/server/up.h"
 

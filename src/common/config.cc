@@ -31,8 +31,8 @@ std::string SnakeUpper(absl::string_view camel) {
 // `base` are errors: `path` names them.
 absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string& path) {
   if (!overlay.IsMap()) {
-    return absl::InvalidArgumentError(absl::StrCat(path.empty() ? "config" : path,
-                                                   ": expected a mapping"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path.empty() ? "config" : path, ": expected a mapping"));
   }
   for (const auto& kv : overlay) {
     std::string key = kv.first.as<std::string>();
@@ -66,8 +66,8 @@ absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
   std::vector<std::string> resolved;
   for (size_t i = 0; i < segments.size(); ++i) {
     if (!node.IsMap()) {
-      return absl::InvalidArgumentError(absl::StrCat(origin, ": ", absl::StrJoin(resolved, "."),
-                                                     " is not a mapping"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, ": ", absl::StrJoin(resolved, "."), " is not a mapping"));
     }
     std::string found;
     for (const auto& kv : node) {
@@ -78,8 +78,8 @@ absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
       }
     }
     if (found.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(origin, ": unknown configuration key ",
-                                                     absl::StrJoin(segments, ".")));
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, ": unknown configuration key ", absl::StrJoin(segments, ".")));
     }
     resolved.push_back(found);
     if (i + 1 == segments.size()) {

@@ -3,10 +3,10 @@
 
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
 namespace regatta {

@@ -24,7 +24,8 @@ void InitLogging(absl::string_view level, absl::string_view format) {
   spdlog::set_default_logger(logger);
   json_format = format == "json";
   if (json_format) {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
+    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})",
+                        spdlog::pattern_time_type::utc);
   } else {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   }
@@ -35,16 +36,25 @@ namespace logging_internal {
 
 void AppendField(std::string& out, absl::string_view key, absl::string_view value) {
   if (json_format) {
-    absl::StrAppend(&out, ",", nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), ":", nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    absl::StrAppend(
+        &out, ",",
+        nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), ":",
+        nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (NeedsQuoting(value)) {
-    absl::StrAppend(&out, " ", key, "=", nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    absl::StrAppend(
+        &out, " ", key, "=",
+        nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     absl::StrAppend(&out, " ", key, "=", value);
   }
 }
 
 std::string Render(absl::string_view message, std::string fields) {
-  if (json_format) return absl::StrCat("\"msg\":", nlohmann::json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), fields);
+  if (json_format)
+    return absl::StrCat(
+        "\"msg\":",
+        nlohmann::json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+        fields);
   return absl::StrCat(message, fields);
 }
 

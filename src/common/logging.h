@@ -2,8 +2,8 @@
 #define REGATTA_SRC_COMMON_LOGGING_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "spdlog/spdlog.h"
 
 namespace regatta {
@@ -38,10 +38,10 @@ std::string LogLine(absl::string_view message, const Fields&... fields) {
 
 }  // namespace regatta
 
-#define LOG_DEBUG(...)                                                    \
-  do {                                                                    \
-    if (spdlog::should_log(spdlog::level::debug))                         \
-      spdlog::debug("{}", ::regatta::LogLine(__VA_ARGS__));               \
+#define LOG_DEBUG(...)                                      \
+  do {                                                      \
+    if (spdlog::should_log(spdlog::level::debug))           \
+      spdlog::debug("{}", ::regatta::LogLine(__VA_ARGS__)); \
   } while (0)
 #define LOG_INFO(...) spdlog::info("{}", ::regatta::LogLine(__VA_ARGS__))
 #define LOG_WARN(...) spdlog::warn("{}", ::regatta::LogLine(__VA_ARGS__))

@@ -82,16 +82,35 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     numerator *= pow(1024, static_cast<int>(p) + 1);
   } else if (suffix.size() == 1) {
     switch (suffix[0]) {
-      case 'n': denominator *= 1'000'000'000; break;
-      case 'u': denominator *= 1'000'000; break;
-      case 'm': denominator *= 1'000; break;
-      case 'k': numerator *= 1'000; break;
-      case 'M': numerator *= pow(10, 6); break;
-      case 'G': numerator *= pow(10, 9); break;
-      case 'T': numerator *= pow(10, 12); break;
-      case 'P': numerator *= pow(10, 15); break;
-      case 'E': numerator *= pow(10, 18); break;
-      default: return BadQuantity(text, "unknown suffix");
+      case 'n':
+        denominator *= 1'000'000'000;
+        break;
+      case 'u':
+        denominator *= 1'000'000;
+        break;
+      case 'm':
+        denominator *= 1'000;
+        break;
+      case 'k':
+        numerator *= 1'000;
+        break;
+      case 'M':
+        numerator *= pow(10, 6);
+        break;
+      case 'G':
+        numerator *= pow(10, 9);
+        break;
+      case 'T':
+        numerator *= pow(10, 12);
+        break;
+      case 'P':
+        numerator *= pow(10, 15);
+        break;
+      case 'E':
+        numerator *= pow(10, 18);
+        break;
+      default:
+        return BadQuantity(text, "unknown suffix");
     }
   } else if (suffix[0] == 'e' || suffix[0] == 'E') {
     absl::string_view exp_text = suffix.substr(1);

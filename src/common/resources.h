@@ -3,12 +3,12 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace regatta {
@@ -33,8 +33,12 @@ class Quantity {
 
   friend constexpr bool operator==(Quantity a, Quantity b) { return a.milli_ == b.milli_; }
   friend constexpr auto operator<=>(Quantity a, Quantity b) { return a.milli_ <=> b.milli_; }
-  friend constexpr Quantity operator+(Quantity a, Quantity b) { return Quantity(a.milli_ + b.milli_); }
-  friend constexpr Quantity operator-(Quantity a, Quantity b) { return Quantity(a.milli_ - b.milli_); }
+  friend constexpr Quantity operator+(Quantity a, Quantity b) {
+    return Quantity(a.milli_ + b.milli_);
+  }
+  friend constexpr Quantity operator-(Quantity a, Quantity b) {
+    return Quantity(a.milli_ - b.milli_);
+  }
 
  private:
   constexpr explicit Quantity(int64_t milli) : milli_(milli) {}

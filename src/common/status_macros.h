@@ -5,10 +5,10 @@
 #include "absl/status/statusor.h"
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                                  \
-  do {                                                         \
-    ::absl::Status regatta_status_ = (expr);                   \
-    if (!regatta_status_.ok()) return regatta_status_;         \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::absl::Status regatta_status_ = (expr);           \
+    if (!regatta_status_.ok()) return regatta_status_; \
   } while (0)
 
 #define REGATTA_STATUS_CONCAT_INNER_(a, b) a##b

@@ -2,10 +2,10 @@
 #define REGATTA_SRC_EVENTLOG_EVENT_LOG_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "regatta/v1/events.pb.h"
 

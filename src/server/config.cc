@@ -105,8 +105,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
     auto it = env.find("REGATTA_CONFIG");
     if (it != env.end()) file = it->second;
   }
-  ASSIGN_OR_RETURN(YAML::Node root,
-                   LoadConfigTree(kDefaultConfigYaml, file, env, flags.overrides));
+  ASSIGN_OR_RETURN(YAML::Node root, LoadConfigTree(kDefaultConfigYaml, file, env, flags.overrides));
   ServerConfig c;
   ASSIGN_OR_RETURN(c.data_dir, Get<std::string>(root, "dataDir"));
   ASSIGN_OR_RETURN(c.grpc_listen, Get<std::string>(root, "api.grpcListen"));

@@ -7,12 +7,12 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "src/api/api_context.h"
+#include "src/api/auth/users_file.h"
 #include "src/api/event_service.h"
 #include "src/api/job_service.h"
 #include "src/api/queue_service.h"
 #include "src/api/rest/rest_server.h"
 #include "src/api/submit_service.h"
-#include "src/api/auth/users_file.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
@@ -81,8 +81,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->anonymous = config.anonymous_mode == "true" ||
                     (config.anonymous_mode == "auto" && mode == Mode::kUp && loopback_only);
   if (config.anonymous_mode == "auto" && mode == Mode::kUp && !loopback_only) {
-    LOG_WARN("anonymous access is off because a listener is not on loopback",
-             "grpc", config.grpc_listen, "http", config.http_listen);
+    LOG_WARN("anonymous access is off because a listener is not on loopback", "grpc",
+             config.grpc_listen, "http", config.http_listen);
   }
   auth_config.anonymous_enabled = impl->anonymous;
   auth_config.anonymous_groups = config.anonymous_groups;
@@ -147,9 +147,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(64 << 20);
   channel_args.SetMaxSendMessageSize(static_cast<int>(config.max_request_bytes));
-  ASSIGN_OR_RETURN(impl->rest_server,
-                   rest::RestServer::Start(rest_options,
-                                           impl->grpc_server->InProcessChannel(channel_args)));
+  ASSIGN_OR_RETURN(
+      impl->rest_server,
+      rest::RestServer::Start(rest_options, impl->grpc_server->InProcessChannel(channel_args)));
   impl->http_address = absl::StrCat(http_host, ":", impl->rest_server->port());
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");

@@ -38,8 +38,7 @@ int Run(const UpFlags& flags, Mode mode) {
   std::cout << "regatta is up (data: " << (*platform)->data_dir() << ")\n"
             << "  gRPC: " << (*platform)->grpc_address() << "\n"
             << "  HTTP: http://" << (*platform)->http_address() << "\n"
-            << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off")
-            << "\n"
+            << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n"
             << "Stop with Ctrl-C." << std::endl;
 
   int signal = 0;

@@ -41,7 +41,7 @@ inline std::string Slurp(const std::string& path) {
 
 // Runs argv to completion with stdin from `input`, capturing stdout and stderr.
 inline RunResult RunProcess(const std::vector<std::string>& argv, const std::string& scratch_dir,
-                     const std::string& input = "") {
+                            const std::string& input = "") {
   static int counter = 0;
   const std::string base = scratch_dir + "/run" + std::to_string(counter++);
   std::ofstream(base + ".in") << input;

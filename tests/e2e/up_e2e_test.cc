@@ -193,7 +193,8 @@ TEST_F(UpTest, RestServesTheSameApiAndSurvivesBadInput) {
             absl::StrCat("http://", http_, "/v1/jobs:submit")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("jobId"));
-  r = Curl({"-X", "POST", "--data", "{not json", absl::StrCat("http://", http_, "/v1/jobs:submit")});
+  r = Curl(
+      {"-X", "POST", "--data", "{not json", absl::StrCat("http://", http_, "/v1/jobs:submit")});
   EXPECT_THAT(r.out, ::testing::EndsWith("400"));
   r = Curl({"-X", "POST", "--data",
             R"({"queue":"web","jobSet":"s","items":[{"task":{"command":[]}}]})",

@@ -12,9 +12,9 @@
 namespace regatta::testing {
 namespace {
 
+using regatta::v1::JobState;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using regatta::v1::JobState;
 
 class ApiTest : public PlatformTest {};
 
@@ -96,8 +96,7 @@ TEST_F(ApiTest, QueueLifecycle) {
   regatta::v1::GetQueueRequest get;
   get.set_name("q2");
   regatta::v1::Queue got;
-  EXPECT_EQ(queues_->GetQueue(Alice().get(), get, &got).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(queues_->GetQueue(Alice().get(), get, &got).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(ApiTest, TenThousandJobsInBatchesAreAllQueued) {
@@ -124,9 +123,8 @@ TEST_F(ApiTest, TenThousandJobsInBatchesAreAllQueued) {
   }
   EXPECT_EQ(listed_ids, ids);
   // Pages come in submit order.
-  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
-    return a.job_id() < b.job_id();
-  }));
+  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end(),
+                             [](const auto& a, const auto& b) { return a.job_id() < b.job_id(); }));
 }
 
 TEST_F(ApiTest, ClientIdSubmittedTwiceGivesOneJob) {
@@ -179,8 +177,7 @@ TEST_F(ApiTest, ValidationErrorsNameTheField) {
        },
        "items[0].task.resources.requests[cpu]"},
       {[](auto& r) {
-         (*r.mutable_items(0)->mutable_task()->mutable_resources()->mutable_limits())["cpu"] =
-             "2";
+         (*r.mutable_items(0)->mutable_task()->mutable_resources()->mutable_limits())["cpu"] = "2";
        },
        "items[0].task.resources"},
       {[](auto& r) { r.mutable_items(1)->set_priority_class("platinum"); },

@@ -74,7 +74,6 @@ class PlatformTest : public ::testing::Test {
     Start();
   }
 
-
   // A client context carrying `authorization` (empty: no credentials).
   static std::unique_ptr<grpc::ClientContext> As(const std::string& authorization) {
     auto ctx = std::make_unique<grpc::ClientContext>();
@@ -128,19 +127,17 @@ class PlatformTest : public ::testing::Test {
  private:
   void WriteUsersFile() {
     auto hash = [](const char* pw) {
-      absl::StatusOr<std::string> h =
-          auth::HashPassword(pw, auth::PasswordHashParams::Minimum());
+      absl::StatusOr<std::string> h = auth::HashPassword(pw, auth::PasswordHashParams::Minimum());
       EXPECT_TRUE(h.ok());
       return h.ok() ? *h : std::string();
     };
-    std::ofstream(dir_ / "users.yaml") << "users:\n"
-                                       << "  - name: alice\n    passwordHash: \""
-                                       << hash("alice-pw") << "\"\n    groups: [admins]\n"
-                                       << "  - name: bob\n    passwordHash: \""
-                                       << hash("bob-pw") << "\"\n    groups: []\n"
-                                       << "tokens:\n  - name: ci-bot\n    tokenSha256: \""
-                                       << auth::HashToken("ci-token")
-                                       << "\"\n    groups: [team-ci]\n";
+    std::ofstream(dir_ / "users.yaml")
+        << "users:\n"
+        << "  - name: alice\n    passwordHash: \"" << hash("alice-pw")
+        << "\"\n    groups: [admins]\n"
+        << "  - name: bob\n    passwordHash: \"" << hash("bob-pw") << "\"\n    groups: []\n"
+        << "tokens:\n  - name: ci-bot\n    tokenSha256: \"" << auth::HashToken("ci-token")
+        << "\"\n    groups: [team-ci]\n";
   }
 };
 

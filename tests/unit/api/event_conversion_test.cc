@@ -30,8 +30,9 @@ TEST(EventIdTest, RoundTripAndOrder) {
 
 TEST(ConvertRecordTest, SubmitYieldsSubmittedThenQueued) {
   std::vector<JobSetEvent> out;
-  ConvertRecord(Record(7, "queue: 'q' job_set: 's' user_id: 'u' events { submit_job { job { "
-                          "id: 'J1' } } } events { cancel_job { job_id: 'J1' reason: 'r' } }"),
+  ConvertRecord(Record(7,
+                       "queue: 'q' job_set: 's' user_id: 'u' events { submit_job { job { "
+                       "id: 'J1' } } } events { cancel_job { job_id: 'J1' reason: 'r' } }"),
                 &out);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].type(), T::JOB_EVENT_TYPE_SUBMITTED);

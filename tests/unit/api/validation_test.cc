@@ -91,11 +91,11 @@ TEST(ValidateSubmitTest, RequestsMustEqualLimits) {
               "limits { key: 'cpu' value: '1' } limits { key: 'memory' value: '1Gi' } } } }"),
       "items[0].task.resources", "memory");
   // Equal in value though spelled differently.
-  EXPECT_TRUE(ValidateSubmitRequest(
-                  Request("items { task { command: 'x' resources { requests { key: 'cpu' "
-                          "value: '1000m' } limits { key: 'cpu' value: '1' } } } }"),
-                  Policy())
-                  .ok());
+  EXPECT_TRUE(
+      ValidateSubmitRequest(Request("items { task { command: 'x' resources { requests { key: 'cpu' "
+                                    "value: '1000m' } limits { key: 'cpu' value: '1' } } } }"),
+                            Policy())
+          .ok());
 }
 
 TEST(ValidateSubmitTest, UnknownPriorityClass) {
@@ -161,9 +161,10 @@ TEST(ValidateSubmitTest, ClientIdLength) {
 }
 
 TEST(NormalizeTest, FillsDefaultsAndMirrorsResources) {
-  SubmitJobsRequest r = Request("items { task { command: 'x' } } "
-                                "items { task { command: 'x' resources { limits { key: 'memory' "
-                                "value: '1024Mi' } } } }");
+  SubmitJobsRequest r = Request(
+      "items { task { command: 'x' } } "
+      "items { task { command: 'x' resources { limits { key: 'memory' "
+      "value: '1024Mi' } } } }");
   NormalizeSubmitItem(*r.mutable_items(0), Policy());
   NormalizeSubmitItem(*r.mutable_items(1), Policy());
   EXPECT_EQ(r.items(0).priority_class(), "default");
@@ -190,8 +191,7 @@ TEST(ValidateQueueTest, Rules) {
   q.clear_resource_limits_by_priority_class();
   (*(*q.mutable_resource_limits_by_priority_class())["default"]
         .mutable_maximum_resource_fraction())["cpu"] = 1.5;
-  EXPECT_THAT(std::string(ValidateQueueSpec(q, Policy()).message()),
-              HasSubstr("between 0 and 1"));
+  EXPECT_THAT(std::string(ValidateQueueSpec(q, Policy()).message()), HasSubstr("between 0 and 1"));
 }
 
 }  // namespace

@@ -34,14 +34,13 @@ TEST(ConfigTest, DefaultsOnly) {
 
 TEST(ConfigTest, PrecedenceFileThenEnvThenFlags) {
   std::string file = WriteTemp("api:\n  grpcListen: 0.0.0.0:1\n  maxRequestBytes: 5\n");
-  std::map<std::string, std::string> env = {{"REGATTA_API__MAX_REQUEST_BYTES", "7"},
-                                            {"REGATTA_DATA_DIR", "/env"},
-                                            {"UNRELATED", "x"}};
+  std::map<std::string, std::string> env = {
+      {"REGATTA_API__MAX_REQUEST_BYTES", "7"}, {"REGATTA_DATA_DIR", "/env"}, {"UNRELATED", "x"}};
   auto tree = LoadConfigTree(kDefaults, file, env, {"dataDir=/flag"});
   ASSERT_TRUE(tree.ok()) << tree.status();
   EXPECT_EQ((*tree)["api"]["grpcListen"].as<std::string>(), "0.0.0.0:1");  // file
-  EXPECT_EQ((*tree)["api"]["maxRequestBytes"].as<int>(), 7);              // env over file
-  EXPECT_EQ((*tree)["dataDir"].as<std::string>(), "/flag");               // flag over env
+  EXPECT_EQ((*tree)["api"]["maxRequestBytes"].as<int>(), 7);               // env over file
+  EXPECT_EQ((*tree)["dataDir"].as<std::string>(), "/flag");                // flag over env
 }
 
 TEST(ConfigTest, FlowValuesFromFlags) {
