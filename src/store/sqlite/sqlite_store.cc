@@ -1280,13 +1280,15 @@ absl::StatusOr<absl::flat_hash_map<std::string, std::string>> SqliteStore::Looku
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
   absl::flat_hash_map<std::string, std::string> out;
+  // One prepared statement for the whole lookup (a batch holds up to thousands of ids).
+  ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("SELECT job_id FROM client_ids "
+                                            "WHERE queue = ?1 AND client_id = ?2"));
   for (const std::string& client_id : Dedup(client_ids)) {
     if (client_id.empty()) continue;
-    ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("SELECT job_id FROM client_ids "
-                                              "WHERE queue = ?1 AND client_id = ?2"));
     stmt.BindText(1, queue).BindText(2, client_id);
     ASSIGN_OR_RETURN(bool found, stmt.Step());
     if (found) out.emplace(client_id, std::string(stmt.Text(0)));
+    stmt.Reset();
   }
   RETURN_IF_ERROR(txn.Commit());
   return out;
