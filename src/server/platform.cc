@@ -101,7 +101,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   ASSIGN_OR_RETURN(impl->log,
                    eventlog::SqliteEventLog::Open(impl->data_dir + "/log.db", log_options));
   ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(impl->data_dir + "/views.db"));
-  impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock);
+  // Small ingest transactions: the API's client-id writes share the store's write lock, so a
+  // long ingest batch would stall submits that carry client ids.
+  ingest::IngesterOptions ingest_options;
+  ingest_options.max_mutations_per_batch = 2000;
+  impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
+                                                      "query", ingest_options);
   RETURN_IF_ERROR(impl->ingester->Start());
 
   // API services.
