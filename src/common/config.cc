@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -147,8 +148,11 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
   for (const auto& [name, value] : env) {
     if (!absl::StartsWith(name, "REGATTA_")) continue;
     absl::string_view path = absl::string_view(name).substr(8);
-    // REGATTA_CONFIG names the file itself; other non-config variables are skipped by prefix.
-    if (path == "CONFIG" || absl::StartsWith(path, "TEST_") || path == "BINARY") continue;
+    // Not configuration keys: the config file's own path, the CLI's client settings, and
+    // variables the test harness sets.
+    static const auto* kNotKeys = new absl::flat_hash_set<std::string>(
+        {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY"});
+    if (kNotKeys->contains(std::string(path)) || absl::StartsWith(path, "TEST_")) continue;
     std::vector<std::string> segments = absl::StrSplit(path, "__");
     RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true));
   }
