@@ -171,6 +171,16 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     if (absl::Status s = NoQuery(*query); !s.ok()) return s;
     return JsonToProto(request.body, message);
   };
+  // The submit routes: the body is the request message, one SubmitService method answers.
+  auto submit_call =
+      [&]<typename Req, typename Resp>(grpc::Status (v1::SubmitService::Stub::*method)(
+          grpc::ClientContext*, const Req&, Resp*)) -> HttpResponse {
+    Req rpc;
+    if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+    return Unary<Resp>(request, [&](grpc::ClientContext* c, Resp* out) {
+      return (submit_.get()->*method)(c, rpc, out);
+    });
+  };
   auto query_into = [&](google::protobuf::Message* message, QueryMapping mapping) -> absl::Status {
     return ApplyQueryParams(*query, mapping, message);
   };
@@ -246,46 +256,16 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     }
 
     // ---- Submit ------------------------------------------------------------------------------
-    case RouteId::kSubmitJobs: {
-      v1::SubmitJobsRequest rpc;
-      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      return Unary<v1::SubmitJobsResponse>(
-          request, [&](grpc::ClientContext* c, v1::SubmitJobsResponse* out) {
-            return submit_->SubmitJobs(c, rpc, out);
-          });
-    }
-    case RouteId::kCancelJobs: {
-      v1::CancelJobsRequest rpc;
-      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      return Unary<v1::CancelJobsResponse>(
-          request, [&](grpc::ClientContext* c, v1::CancelJobsResponse* out) {
-            return submit_->CancelJobs(c, rpc, out);
-          });
-    }
-    case RouteId::kCancelJobSet: {
-      v1::CancelJobSetRequest rpc;
-      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      return Unary<v1::CancelJobSetResponse>(
-          request, [&](grpc::ClientContext* c, v1::CancelJobSetResponse* out) {
-            return submit_->CancelJobSet(c, rpc, out);
-          });
-    }
-    case RouteId::kReprioritizeJobs: {
-      v1::ReprioritizeJobsRequest rpc;
-      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      return Unary<v1::ReprioritizeJobsResponse>(
-          request, [&](grpc::ClientContext* c, v1::ReprioritizeJobsResponse* out) {
-            return submit_->ReprioritizeJobs(c, rpc, out);
-          });
-    }
-    case RouteId::kPreemptJobs: {
-      v1::PreemptJobsRequest rpc;
-      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      return Unary<v1::PreemptJobsResponse>(
-          request, [&](grpc::ClientContext* c, v1::PreemptJobsResponse* out) {
-            return submit_->PreemptJobs(c, rpc, out);
-          });
-    }
+    case RouteId::kSubmitJobs:
+      return submit_call(&v1::SubmitService::Stub::SubmitJobs);
+    case RouteId::kCancelJobs:
+      return submit_call(&v1::SubmitService::Stub::CancelJobs);
+    case RouteId::kCancelJobSet:
+      return submit_call(&v1::SubmitService::Stub::CancelJobSet);
+    case RouteId::kReprioritizeJobs:
+      return submit_call(&v1::SubmitService::Stub::ReprioritizeJobs);
+    case RouteId::kPreemptJobs:
+      return submit_call(&v1::SubmitService::Stub::PreemptJobs);
 
     // ---- Jobs --------------------------------------------------------------------------------
     case RouteId::kJobStatus:
