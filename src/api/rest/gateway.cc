@@ -184,6 +184,21 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
   auto query_into = [&](google::protobuf::Message* message, QueryMapping mapping) -> absl::Status {
     return ApplyQueryParams(*query, mapping, message);
   };
+  // Status and details: job ids in the body (POST) or one job id in the path (GET).
+  auto job_ids_call = [&]<typename Req, typename Resp>(grpc::Status (v1::JobService::Stub::*method)(
+                                                           grpc::ClientContext*, const Req&, Resp*),
+                                                       bool from_body) -> HttpResponse {
+    Req rpc;
+    if (from_body) {
+      if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+    } else {
+      if (absl::Status s = query_into(&rpc, {{}, {"job_ids"}}); !s.ok()) return ErrorResponse(s);
+      rpc.add_job_ids(var("id"));
+    }
+    return Unary<Resp>(request, [&](grpc::ClientContext* c, Resp* out) {
+      return (jobs_.get()->*method)(c, rpc, out);
+    });
+  };
 
   switch (route->match.id) {
     case RouteId::kHealthz: {
@@ -269,37 +284,13 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
 
     // ---- Jobs --------------------------------------------------------------------------------
     case RouteId::kJobStatus:
-    case RouteId::kGetJobStatus: {
-      v1::GetJobStatusRequest rpc;
-      if (route->match.id == RouteId::kJobStatus) {
-        if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      } else {
-        if (absl::Status s = query_into(&rpc, {{}, {"job_ids"}}); !s.ok()) {
-          return ErrorResponse(s);
-        }
-        rpc.add_job_ids(var("id"));
-      }
-      return Unary<v1::GetJobStatusResponse>(
-          request, [&](grpc::ClientContext* c, v1::GetJobStatusResponse* out) {
-            return jobs_->GetJobStatus(c, rpc, out);
-          });
-    }
+    case RouteId::kGetJobStatus:
+      return job_ids_call(&v1::JobService::Stub::GetJobStatus,
+                          route->match.id == RouteId::kJobStatus);
     case RouteId::kJobDetails:
-    case RouteId::kGetJobDetails: {
-      v1::GetJobDetailsRequest rpc;
-      if (route->match.id == RouteId::kJobDetails) {
-        if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
-      } else {
-        if (absl::Status s = query_into(&rpc, {{}, {"job_ids"}}); !s.ok()) {
-          return ErrorResponse(s);
-        }
-        rpc.add_job_ids(var("id"));
-      }
-      return Unary<v1::GetJobDetailsResponse>(
-          request, [&](grpc::ClientContext* c, v1::GetJobDetailsResponse* out) {
-            return jobs_->GetJobDetails(c, rpc, out);
-          });
-    }
+    case RouteId::kGetJobDetails:
+      return job_ids_call(&v1::JobService::Stub::GetJobDetails,
+                          route->match.id == RouteId::kJobDetails);
     case RouteId::kListJobs:
     case RouteId::kGetListJobs: {
       v1::ListJobsRequest rpc;
