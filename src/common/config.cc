@@ -149,9 +149,9 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
     if (!absl::StartsWith(name, "REGATTA_")) continue;
     absl::string_view path = absl::string_view(name).substr(8);
     // Not configuration keys: the config file's own path, the CLI's client settings, and
-    // variables the test harness sets.
+    // the variables of scripts/ (build.sh, test.sh) and the test harness.
     static const auto* kNotKeys = new absl::flat_hash_set<std::string>(
-        {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY"});
+        {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY", "PRESET", "BUILD_JOBS"});
     if (kNotKeys->contains(std::string(path)) || absl::StartsWith(path, "TEST_")) continue;
     std::vector<std::string> segments = absl::StrSplit(path, "__");
     RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true));

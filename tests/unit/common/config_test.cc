@@ -77,3 +77,18 @@ TEST(ConfigTest, BadInputsGiveClearErrors) {
 
 }  // namespace
 }  // namespace regatta
+
+namespace regatta {
+namespace {
+
+TEST(ConfigTest, ClientAndScriptVariablesAreNotConfigKeys) {
+  std::map<std::string, std::string> env = {
+      {"REGATTA_SERVER", "h:1"},        {"REGATTA_TOKEN", "t"},       {"REGATTA_USER", "u"},
+      {"REGATTA_PASSWORD", "p"},        {"REGATTA_PRESET", "asan"},   {"REGATTA_BUILD_JOBS", "2"},
+      {"REGATTA_TEST_ARGS", "-L unit"}, {"REGATTA_CONFIG", "/x.yaml"}};
+  auto tree = LoadConfigTree(kDefaults, "", env, {});
+  EXPECT_TRUE(tree.ok()) << tree.status();
+}
+
+}  // namespace
+}  // namespace regatta
