@@ -49,9 +49,7 @@ class RoundJobIterator {
 class VectorJobIterator : public RoundJobIterator {
  public:
   explicit VectorJobIterator(const std::vector<const RoundJob*>* jobs) : jobs_(jobs) {}
-  const RoundJob* Next() override {
-    return next_ < jobs_->size() ? (*jobs_)[next_++] : nullptr;
-  }
+  const RoundJob* Next() override { return next_ < jobs_->size() ? (*jobs_)[next_++] : nullptr; }
 
  private:
   const std::vector<const RoundJob*>* jobs_;
@@ -60,7 +58,7 @@ class VectorJobIterator : public RoundJobIterator {
 
 struct RoundQueue {
   std::string name;
-  // 1 / priority factor. Must be > 0.
+  // 1 / priority factor. Must be > 0 (a weight that is not counts as 1).
   double weight = 1.0;
   // What the queue's active runs in this pool hold now.
   ResourceList allocated;
@@ -90,9 +88,13 @@ struct Assignment {
 struct Unschedulable {
   std::string job_id;
   std::string queue;
-  std::string reason;  // e.g. "no node has 4 cpu free; 2 nodes do not match selector gpu=a100"
+  // e.g. "no node has room: needs 4 cpu, most free is 2 on node-3 (3 of 5 nodes match)" or
+  // "0 of 3 nodes match: node selector gpu=a100 does not match (3)". Jobs of one shape that
+  // fail in a round share the first one's reason.
+  std::string reason;
 };
 
+// One per RoundInput::queues entry, in that order. Shares are costs: weighted dominant shares.
 struct QueueShare {
   std::string queue;
   double share_before = 0;  // weighted dominant share at the start of the round
@@ -100,10 +102,19 @@ struct QueueShare {
   int assigned = 0;
 };
 
+// What the round did, for metrics, benchmarks and tests.
+struct RoundStats {
+  int jobs_considered = 0;     // jobs taken from the queues' iterators and dealt with
+  int shapes = 0;              // distinct job shapes (requests + selector/affinity/tolerations)
+  int64_t static_matches = 0;  // MatchNodeStatically calls (once per node per shape)
+  int64_t fit_checks = 0;      // nodes checked for free room
+};
+
 struct RoundResult {
   std::vector<Assignment> assignments;
   std::vector<Unschedulable> unschedulable;
   std::vector<QueueShare> shares;
+  RoundStats stats;
   // True if a limit (max assignments, executor capacity, time budget) ended the round early.
   bool limited = false;
 };
@@ -116,6 +127,9 @@ struct RoundInput {
   RoundConfig config;
 };
 
+// Deterministic: the same input gives the same result (ties: equal queue cost -> queue name
+// order; equal best fit -> lowest node index). Best fit = the node left with the smallest
+// dominant share free (free/pool total x multiplier, max over resources) after placing the job.
 RoundResult ScheduleRound(RoundInput input);
 
 }  // namespace regatta::scheduler
