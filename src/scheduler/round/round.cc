@@ -82,9 +82,9 @@ class Round {
     int slot = executor_slot_[node];
     return slot >= 0 && executor_remaining_[slot] <= 0;
   }
-  // DRF share (against the pool total, with the multipliers) of what would be left free on the
-  // node after placing `requests`: best fit picks the lowest.
-  double Leftover(int node, const ResourceList& requests) const;
+  int64_t FreeOf(int node, int resource) const {
+    return resource < width_ ? free_[static_cast<size_t>(node) * width_ + resource] : 0;
+  }
   const RoundJob* NextJob(int queue);
   void Consider(int queue, const RoundJob& job);
   // The job's shape, created (and matched over all nodes) on first sight; `fresh` is set when
@@ -99,7 +99,14 @@ class Round {
 
   RoundInput input_;
   const std::vector<Node>& nodes_;
-  std::vector<ResourceList> free_;  // allocatable - allocated, round-local
+  // Free room (allocatable - allocated, round-local) as a dense nodes x width_ matrix of milli
+  // values: the scan over nodes is the hot loop.
+  int width_ = 0;
+  std::vector<int64_t> free_;
+  // Per resource: multiplier / pool total (0 for ignored resources), width_ entries. Best fit
+  // picks the node whose leftover free room has the lowest DRF share: max(left x scale).
+  std::vector<double> scale_;
+  std::vector<int64_t> request_;  // the job being placed, dense, width_ entries
   DominantResourceCost cost_;
   std::vector<QueueState> queues_;
   std::vector<absl::string_view> queue_names_;
@@ -150,13 +157,21 @@ Round::Round(RoundInput input)
       queue_names_(NamesOf(input_.queues)),
       heap_(queue_names_) {
   const int n = static_cast<int>(nodes_.size());
-  free_.resize(n);
+  for (const Node& node : nodes_) {
+    width_ = std::max({width_, node.allocatable.size(), node.allocated.size()});
+  }
+  free_.assign(static_cast<size_t>(n) * width_, 0);
+  scale_ = cost_.scale();
+  scale_.resize(width_, 0.0);
+  request_.assign(width_, 0);
   executor_slot_.assign(n, -1);
   absl::flat_hash_map<absl::string_view, int> slots;
   for (int i = 0; i < n; ++i) {
     const Node& node = nodes_[i];
-    free_[i] = node.allocatable;
-    free_[i].Subtract(node.allocated);
+    for (int r = 0; r < width_; ++r) {
+      free_[static_cast<size_t>(i) * width_ + r] =
+          node.allocatable.Get(r).milli() - node.allocated.Get(r).milli();
+    }
     auto cap = input_.config.executor_capacity.find(node.executor_id);
     if (cap != input_.config.executor_capacity.end()) {
       auto [it, inserted] = slots.try_emplace(node.executor_id, slots.size());
@@ -189,17 +204,6 @@ Round::Round(RoundInput input)
 const RoundJob* Round::NextJob(int queue) {
   RoundJobIterator* jobs = input_.queues[queue].jobs.get();
   return jobs != nullptr ? jobs->Next() : nullptr;
-}
-
-double Round::Leftover(int node, const ResourceList& requests) const {
-  const std::vector<double>& scale = cost_.scale();
-  const ResourceList& free = free_[node];
-  double share = 0;
-  for (int i = 0; i < static_cast<int>(scale.size()); ++i) {
-    share = std::max(share,
-                     static_cast<double>(free.Get(i).milli() - requests.Get(i).milli()) * scale[i]);
-  }
-  return share;
 }
 
 RoundResult Round::Run() {
@@ -343,17 +347,34 @@ void Round::Consider(int queue, const RoundJob& job) {
 
   // Best fit over the open nodes, in node order (so ties go to the lowest index); nodes that no
   // longer fit this shape, or whose executor is at capacity, are dropped from `open` for good.
+  // A static match means every request fits some node's allocatable, so no request lies
+  // beyond width_.
   const ResourceList& requests = job.requests;
+  for (int r = 0; r < width_; ++r) request_[r] = requests.Get(r).milli();
+  const int64_t* const request = request_.data();
+  const double* const scale = scale_.data();
+  const int width = width_;
   int best = -1;
   double best_score = std::numeric_limits<double>::infinity();
   size_t write = 0;
   size_t read = 0;
   for (; read < open->size(); ++read) {
     const int node = (*open)[read];
-    if (ExecutorClosed(node) || !requests.FitsIn(free_[node])) continue;
+    if (ExecutorClosed(node)) continue;
+    const int64_t* const free = &free_[static_cast<size_t>(node) * width];
+    bool fits = true;
+    double score = 0;  // DRF share of what the node would have left free
+    for (int r = 0; r < width; ++r) {
+      const int64_t left = free[r] - request[r];
+      if (left < 0) {
+        fits = false;
+        break;
+      }
+      score = std::max(score, static_cast<double>(left) * scale[r]);
+    }
+    if (!fits) continue;
     (*open)[write++] = node;
     if (avoiding && std::binary_search(avoided_.begin(), avoided_.end(), node)) continue;
-    const double score = Leftover(node, requests);
     if (score < best_score) {
       best = node;
       best_score = score;
@@ -377,7 +398,7 @@ void Round::Consider(int queue, const RoundJob& job) {
     return;
   }
 
-  free_[best].Subtract(requests);
+  for (int r = 0; r < width; ++r) free_[static_cast<size_t>(best) * width + r] -= request[r];
   QueueState& state = queues_[queue];
   state.allocated.Add(requests);
   ++state.assigned;
@@ -412,9 +433,9 @@ std::string Round::NoRoomReason(const RoundJob& job, const std::vector<int>& mat
       if (need <= Quantity()) continue;
       int most_node = considered.front();
       for (int node : considered) {
-        if (free_[node].Get(r) > free_[most_node].Get(r)) most_node = node;
+        if (FreeOf(node, r) > FreeOf(most_node, r)) most_node = node;
       }
-      const Quantity most = std::max(free_[most_node].Get(r), Quantity());
+      const Quantity most = Quantity::FromMilli(std::max<int64_t>(FreeOf(most_node, r), 0));
       if (need > most) {
         reason = absl::StrCat("no node has room: needs ", need.ToString(), " ",
                               ResourceNames::Global().Name(r), ", most free is ", most.ToString(),

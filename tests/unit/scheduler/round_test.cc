@@ -347,6 +347,49 @@ TEST(ScheduleRoundTest, ShapesAreCachedPerRequestsAndSelector) {
   }
 }
 
+TEST(ScheduleRoundTest, ResourcesOnlySomeNodesHave) {
+  RoundBuilder b;
+  b.AddNode(MakeNode("node-0", Cpu("8")));
+  b.AddNode(MakeNode("node-1", Res({{"cpu", "8"}, {"example.com/camera", "1"}})));
+  // A node whose runs hold more than it now has: nothing fits there.
+  b.AddNode(MakeNode("node-2", Res({{"cpu", "8"}, {"example.com/camera", "2"}}))).allocated =
+      Res({{"cpu", "9"}});
+  b.AddQueue("a");
+  b.AddJob("a", "cam-1", Res({{"cpu", "1"}, {"example.com/camera", "1"}}));
+  b.AddJob("a", "cam-2", Res({{"cpu", "1"}, {"example.com/camera", "1"}}));
+  b.AddJob("a", "plain", Cpu("1"));
+  RoundResult r = b.Run();
+  ASSERT_EQ(r.assignments.size(), 2u);
+  EXPECT_EQ(r.assignments[0].job_id, "cam-1");
+  EXPECT_EQ(r.assignments[0].node_index, 1);
+  EXPECT_EQ(r.assignments[1].job_id, "plain");
+  EXPECT_EQ(r.assignments[1].node_index, 1);  // the fuller of node-0 and node-1
+  ASSERT_EQ(r.unschedulable.size(), 1u);
+  // node-1 has cpu but no camera left, node-2 a camera but no cpu.
+  EXPECT_EQ(r.unschedulable[0].reason,
+            "no node has room: needs 1 cpu, 1 example.com/camera, no node has all of it free (2 "
+            "of 3 nodes match)");
+}
+
+TEST(ScheduleRoundTest, ManyDistinctShapesBeyondTheMatchCache) {
+  // 1000 nodes x 1100 shapes (two jobs each) is more node indices than the per-shape match cache
+  // keeps (2M): later shapes are matched per job, with the same results.
+  RoundBuilder b;
+  for (int i = 0; i < 1000; ++i) b.AddNode(MakeNode("node-" + std::to_string(i), Cpu("8")));
+  b.AddQueue("a");
+  for (int i = 0; i < 1100; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      b.AddJob("a", "j" + std::to_string(i) + "-" + std::to_string(k),
+               Cpu(std::to_string(1000 + i) + "m"));
+    }
+  }
+  RoundResult r = b.Run();
+  EXPECT_EQ(r.assignments.size(), 2200u);
+  EXPECT_EQ(r.stats.shapes, 1100);
+  EXPECT_GT(r.stats.static_matches, 1100 * 1000);  // uncached shapes' second jobs matched again
+  EXPECT_TRUE(r.unschedulable.empty());
+}
+
 TEST(ScheduleRoundTest, AvoidNodesWhileAnotherNodeMatches) {
   RoundBuilder b;
   b.AddNode(MakeNode("node-0", Cpu("4")));
