@@ -193,7 +193,9 @@ StaticMatch MatchNodeStatically(const TaskSpec& task, const ResourceList& reques
 
 bool FitsNow(const ResourceList& requests, const Node& node) {
   for (int i = 0; i < requests.size(); ++i) {
-    if (requests.Get(i) > node.allocatable.Get(i) - node.allocated.Get(i)) return false;
+    const Quantity need = requests.Get(i);
+    // A zero request fits even where the node is overcommitted (allocated > allocatable).
+    if (need > Quantity() && need > node.allocatable.Get(i) - node.allocated.Get(i)) return false;
   }
   return true;
 }

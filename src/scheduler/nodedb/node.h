@@ -71,7 +71,8 @@ struct StaticMatch {
 StaticMatch MatchNodeStatically(const regatta::v1::TaskSpec& task, const ResourceList& requests,
                                 const Node& node);
 
-// True if the requests fit in what is free on the node now (allocatable - allocated).
+// True if the requests fit in what is free on the node now (allocatable - allocated). A zero
+// request always fits, even where the node is overcommitted.
 bool FitsNow(const ResourceList& requests, const Node& node);
 
 // The pieces of MatchNodeStatically, for the node index and for tests.

@@ -37,7 +37,6 @@ const TaskSpec& TaskOf(const RoundJob& job) {
 // tolerations, see nodedb/shape.h). Free space only shrinks during a round (no preemption or
 // completions are applied), so anything learnt about a shape stays true until the round ends.
 struct Shape {
-  const RoundJob* representative = nullptr;
   // Whether `matches`/`open` are kept (false once the cache cap is reached).
   bool cached = false;
   // Nodes that statically match, ascending.
@@ -283,7 +282,6 @@ Shape& Round::ShapeFor(const RoundJob& job, bool* fresh) {
   *fresh = inserted;
   if (!inserted) return shapes_[it->second];
   Shape& shape = shapes_.emplace_back();
-  shape.representative = &job;
   std::string reason;
   MatchAll(job, &scratch_matches_, &reason);
   if (scratch_matches_.empty()) {
@@ -300,8 +298,9 @@ Shape& Round::ShapeFor(const RoundJob& job, bool* fresh) {
 
 int Round::NodeIndex(absl::string_view id) {
   if (node_index_.empty()) {
-    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i)
+    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
       node_index_.try_emplace(nodes_[i].id, i);
+    }
   }
   auto it = node_index_.find(id);
   return it == node_index_.end() ? -1 : it->second;
@@ -366,7 +365,7 @@ void Round::Consider(int queue, const RoundJob& job) {
     double score = 0;  // DRF share of what the node would have left free
     for (int r = 0; r < width; ++r) {
       const int64_t left = free[r] - request[r];
-      if (left < 0) {
+      if (left < 0 && request[r] > 0) {  // a zero request fits even an overcommitted node
         fits = false;
         break;
       }

@@ -317,6 +317,14 @@ TEST(FitsNowTest, FitsWhatIsFree) {
   EXPECT_TRUE(FitsNow(ResourceList(), node));
 }
 
+TEST(FitsNowTest, ZeroRequestsFitAnOvercommittedResource) {
+  Node node = MakeNode("node-1", Res({{"cpu", "4"}, {"memory", "8Gi"}}));
+  node.allocated = Res({{"cpu", "1"}, {"memory", "9Gi"}});  // allocatable shrank under its runs
+  EXPECT_TRUE(FitsNow(Cpu("1"), node));
+  EXPECT_TRUE(FitsNow(Res({{"cpu", "1"}, {"memory", "0"}}), node));
+  EXPECT_FALSE(FitsNow(Res({{"cpu", "1"}, {"memory", "1"}}), node));
+}
+
 TEST(JobShapeTest, SameShapeIgnoresSelectorOrderAndNonSchedulingFields) {
   TaskSpec a;
   (*a.mutable_node_selector())["x"] = "1";

@@ -371,6 +371,21 @@ TEST(ScheduleRoundTest, ResourcesOnlySomeNodesHave) {
             "of 3 nodes match)");
 }
 
+TEST(ScheduleRoundTest, ZeroRequestsFitAnOvercommittedResource) {
+  RoundBuilder b;
+  b.AddNode(MakeNode("node-0", Res({{"cpu", "4"}, {"memory", "8Gi"}}))).allocated =
+      Res({{"cpu", "1"}, {"memory", "9Gi"}});
+  b.AddQueue("a");
+  b.AddJob("a", "cpu-only", Cpu("1"));
+  b.AddJob("a", "needs-memory", Res({{"cpu", "1"}, {"memory", "1Gi"}}));
+  RoundResult r = b.Run();
+  ASSERT_EQ(r.assignments.size(), 1u);
+  EXPECT_EQ(r.assignments[0].job_id, "cpu-only");
+  ASSERT_EQ(r.unschedulable.size(), 1u);
+  EXPECT_EQ(r.unschedulable[0].reason,
+            "no node has room: needs 1Gi memory, most free is 0 on node-0");
+}
+
 TEST(ScheduleRoundTest, ManyDistinctShapesBeyondTheMatchCache) {
   // 1000 nodes x 1100 shapes (two jobs each) is more node indices than the per-shape match cache
   // keeps (2M): later shapes are matched per job, with the same results.
