@@ -133,6 +133,52 @@ struct JobLocation {
   regatta::v1::JobState state = regatta::v1::JOB_STATE_UNSPECIFIED;
 };
 
+// ---- Scheduler loads ------------------------------------------------------------------------
+// The scheduler keeps its JobDb in step with the views by loading the rows changed since its
+// last load (by the log offset that last changed them).
+
+struct SchedulerJobRow {
+  std::string job_id;
+  std::string queue;
+  std::string job_set;
+  regatta::v1::JobState state = regatta::v1::JOB_STATE_UNSPECIFIED;
+  uint32_t priority = 0;
+  std::string priority_class;
+  absl::Time submit_time;
+  bool cancel_requested = false;
+  std::string cancel_reason;
+  bool preempt_requested = false;
+  std::string preempt_reason;
+  std::string latest_run_id;
+  int64_t last_offset = 0;
+};
+
+struct SchedulerRunRow {
+  std::string run_id;
+  std::string job_id;
+  std::string executor_id;
+  std::string node_id;
+  std::string pool;
+  regatta::v1::RunState state = regatta::v1::RUN_STATE_UNSPECIFIED;
+  absl::Time leased_time;
+  std::optional<regatta::v1::Error> error;
+  int64_t last_offset = 0;
+};
+
+struct SchedulerQueueRow {
+  regatta::v1::Queue queue;  // complete (cordoned set)
+  bool deleted = false;
+  int64_t last_offset = 0;
+};
+
+struct SchedulerDelta {
+  // The views include the log up to this offset; pass it as `after_offset` next time.
+  int64_t offset = 0;
+  std::vector<SchedulerJobRow> jobs;  // each in last_offset order
+  std::vector<SchedulerRunRow> runs;
+  std::vector<SchedulerQueueRow> queues;
+};
+
 bool IsTerminal(regatta::v1::JobState state);
 bool IsTerminal(regatta::v1::RunState state);
 
@@ -175,6 +221,18 @@ class Store {
   // the job as submitted. DATA_LOSS naming the job if a stored blob does not parse.
   virtual absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& job_ids, bool expand_spec) = 0;
+
+  // ---- Scheduler ----
+  // One consistent snapshot of what the log records after `after_offset` changed, up to the
+  // offset `consumer` has ingested. after_offset 0 is the initial load: every queue (deleted
+  // ones left out), every non-terminal job, and the runs of those jobs plus every non-terminal
+  // run.
+  virtual absl::StatusOr<SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
+                                                            int64_t after_offset) = 0;
+  // The jobs as submitted; unknown ids are left out. DATA_LOSS naming the job if a stored blob
+  // does not parse.
+  virtual absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(
+      const std::vector<std::string>& job_ids) = 0;
 
   // ---- Submit deduplication (written by the API server after publishing) ----
   // client id -> job id for the client ids already used in `queue`.

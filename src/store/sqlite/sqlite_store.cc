@@ -1275,6 +1275,150 @@ absl::StatusOr<std::vector<regatta::v1::JobDetails>> SqliteStore::GetJobDetails(
   return out;
 }
 
+namespace {
+
+constexpr absl::string_view kSchedulerJobColumns =
+    "job_id, queue, job_set, state, priority, priority_class, submit_time_us, cancel_requested, "
+    "cancel_reason, preempt_requested, preempt_reason, latest_run_id, last_offset FROM jobs";
+constexpr absl::string_view kSchedulerRunColumns =
+    "run_id, job_id, executor_id, node_id, pool, state, leased_time_us, error, last_offset "
+    "FROM runs";
+// Non-terminal states, as SQL lists.
+constexpr absl::string_view kActiveJobStates = "(1, 2, 3, 4, 5)";
+constexpr absl::string_view kActiveRunStates = "(1, 2, 3)";
+
+absl::StatusOr<SchedulerJobRow> ReadSchedulerJob(const Stmt& stmt) {
+  SchedulerJobRow row;
+  row.job_id = std::string(stmt.Text(0));
+  row.queue = std::string(stmt.Text(1));
+  row.job_set = std::string(stmt.Text(2));
+  ASSIGN_OR_RETURN(row.state, ReadJobState(stmt.Int(3), row.job_id));
+  row.priority = static_cast<uint32_t>(stmt.Int(4));
+  row.priority_class = std::string(stmt.Text(5));
+  row.submit_time = absl::FromUnixMicros(stmt.Int(6));
+  row.cancel_requested = stmt.Int(7) != 0;
+  row.cancel_reason = std::string(stmt.Text(8));
+  row.preempt_requested = stmt.Int(9) != 0;
+  row.preempt_reason = std::string(stmt.Text(10));
+  row.latest_run_id = std::string(stmt.Text(11));
+  row.last_offset = stmt.Int(12);
+  return row;
+}
+
+absl::StatusOr<SchedulerRunRow> ReadSchedulerRun(const Stmt& stmt) {
+  SchedulerRunRow row;
+  row.run_id = std::string(stmt.Text(0));
+  row.job_id = std::string(stmt.Text(1));
+  row.executor_id = std::string(stmt.Text(2));
+  row.node_id = std::string(stmt.Text(3));
+  row.pool = std::string(stmt.Text(4));
+  ASSIGN_OR_RETURN(row.state, ReadRunState(stmt.Int(5), row.run_id));
+  if (!stmt.IsNull(6)) row.leased_time = absl::FromUnixMicros(stmt.Int(6));
+  if (!stmt.IsNull(7)) {
+    regatta::v1::Error error;
+    RETURN_IF_ERROR(ParseBlob(stmt.Blob(7), &error, "runs", "run_id", row.run_id, "error"));
+    row.error = std::move(error);
+  }
+  row.last_offset = stmt.Int(8);
+  return row;
+}
+
+template <typename Row, typename Reader>
+absl::Status ReadAll(Stmt& stmt, Reader read, std::vector<Row>& out) {
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Row value, read(stmt));
+    out.push_back(std::move(value));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view consumer,
+                                                                int64_t after_offset) {
+  ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
+  SchedulerDelta delta;
+  {
+    ASSIGN_OR_RETURN(Stmt stmt,
+                     conn->Prepare("SELECT log_offset FROM consumer_offsets WHERE consumer = ?1"));
+    stmt.BindText(1, consumer);
+    ASSIGN_OR_RETURN(bool found, stmt.Step());
+    delta.offset = found ? stmt.Int(0) : 0;
+  }
+  if (delta.offset <= after_offset && after_offset > 0) {
+    delta.offset = after_offset;
+    RETURN_IF_ERROR(txn.Commit());
+    return delta;
+  }
+  const bool initial = after_offset <= 0;
+  {
+    ASSIGN_OR_RETURN(
+        Stmt stmt,
+        conn->Prepare(absl::StrCat("SELECT name, spec, cordoned, create_time_us, update_time_us, "
+                                   "deleted, last_offset FROM queues WHERE last_offset > ?1",
+                                   initial ? " AND deleted = 0" : "", " ORDER BY last_offset")));
+    stmt.Bind(1, after_offset);
+    RETURN_IF_ERROR(ReadAll<SchedulerQueueRow>(
+        stmt,
+        [](const Stmt& row) -> absl::StatusOr<SchedulerQueueRow> {
+          SchedulerQueueRow out;
+          ASSIGN_OR_RETURN(out.queue, ReadQueue(row));
+          out.deleted = row.Int(5) != 0;
+          out.last_offset = row.Int(6);
+          return out;
+        },
+        delta.queues));
+  }
+  {
+    ASSIGN_OR_RETURN(
+        Stmt stmt,
+        conn->Prepare(initial ? absl::StrCat("SELECT ", kSchedulerJobColumns, " WHERE state IN ",
+                                             kActiveJobStates, " ORDER BY last_offset")
+                              : absl::StrCat("SELECT ", kSchedulerJobColumns,
+                                             " WHERE last_offset > ?1 ORDER BY last_offset")));
+    if (!initial) stmt.Bind(1, after_offset);
+    RETURN_IF_ERROR(ReadAll<SchedulerJobRow>(stmt, ReadSchedulerJob, delta.jobs));
+  }
+  {
+    ASSIGN_OR_RETURN(
+        Stmt stmt,
+        conn->Prepare(
+            initial ? absl::StrCat("SELECT ", kSchedulerRunColumns, " WHERE state IN ",
+                                   kActiveRunStates,
+                                   " OR job_id IN (SELECT job_id FROM jobs WHERE state IN ",
+                                   kActiveJobStates, ") ORDER BY last_offset")
+                    : absl::StrCat("SELECT ", kSchedulerRunColumns,
+                                   " WHERE last_offset > ?1 ORDER BY last_offset")));
+    if (!initial) stmt.Bind(1, after_offset);
+    RETURN_IF_ERROR(ReadAll<SchedulerRunRow>(stmt, ReadSchedulerRun, delta.runs));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return delta;
+}
+
+absl::StatusOr<std::vector<regatta::v1::Job>> SqliteStore::GetJobSpecs(
+    const std::vector<std::string>& job_ids) {
+  ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
+  std::vector<regatta::v1::Job> out;
+  out.reserve(job_ids.size());
+  ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("SELECT s.spec FROM jobs j JOIN job_specs s "
+                                            "ON s.seq = j.seq WHERE j.job_id = ?1"));
+  for (const std::string& id : Dedup(job_ids)) {
+    stmt.Reset();
+    stmt.BindText(1, id);
+    ASSIGN_OR_RETURN(bool found, stmt.Step());
+    if (!found) continue;
+    regatta::v1::Job job;
+    RETURN_IF_ERROR(ParseBlob(stmt.Blob(0), &job, "job_specs", "job_id", id, "spec"));
+    out.push_back(std::move(job));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return out;
+}
+
 absl::StatusOr<absl::flat_hash_map<std::string, std::string>> SqliteStore::LookupClientIds(
     absl::string_view queue, const std::vector<std::string>& client_ids) {
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());

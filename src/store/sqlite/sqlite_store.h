@@ -71,6 +71,11 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& job_ids, bool expand_spec) override;
 
+  absl::StatusOr<SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
+                                                    int64_t after_offset) override;
+  absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(
+      const std::vector<std::string>& job_ids) override;
+
   absl::StatusOr<absl::flat_hash_map<std::string, std::string>> LookupClientIds(
       absl::string_view queue, const std::vector<std::string>& client_ids) override;
   absl::Status StoreClientIds(

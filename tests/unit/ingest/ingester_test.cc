@@ -79,6 +79,14 @@ class FlakyStore final : public store::Store {
       const std::vector<std::string>& ids, bool expand) override {
     return inner_->GetJobDetails(ids, expand);
   }
+  absl::StatusOr<store::SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
+                                                           int64_t after_offset) override {
+    return inner_->LoadSchedulerDelta(consumer, after_offset);
+  }
+  absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(
+      const std::vector<std::string>& ids) override {
+    return inner_->GetJobSpecs(ids);
+  }
   absl::StatusOr<absl::flat_hash_map<std::string, std::string>> LookupClientIds(
       absl::string_view queue, const std::vector<std::string>& ids) override {
     return inner_->LookupClientIds(queue, ids);
