@@ -24,9 +24,10 @@ struct RunLaunch {
   std::vector<std::string> argv;
   // Added to (and overriding) the supervisor's base environment.
   std::vector<std::pair<std::string, std::string>> env;
-  // Empty: the run's own directory (created by the supervisor).
+  // Empty: the run's own directory (created by the supervisor: <root_dir>/runs/<run_id>/work, so
+  // the process cannot clobber the supervisor's files next to it).
   std::string working_dir;
-  absl::Duration active_deadline = absl::ZeroDuration();  // zero: none
+  absl::Duration active_deadline = absl::ZeroDuration();    // zero: none
   absl::Duration termination_grace = absl::ZeroDuration();  // zero: the supervisor default
   int64_t memory_limit_bytes = 0;  // 0: none; enforced only where cgroup v2 allows
   // Opaque to the supervisor; persisted with the run and given back on recovery (the executor
@@ -85,6 +86,13 @@ struct SupervisorOptions {
   bool use_cgroups = true;
   // Finished runs' directories (and logs) older than this are pruned by Prune().
   absl::Duration log_retention = absl::Hours(24);
+  // Make this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER; process-wide, never
+  // undone) so that processes orphaned inside a run are reparented here and reaped with their
+  // group, and a finished run's process group is gone (kill(-pgid, 0) == ESRCH) when its result
+  // is reported, instead of lingering as zombies until init gets to them. The supervisor reaps
+  // only members of its runs' process groups and orphans that left this process's session; it
+  // never calls waitpid(-1).
+  bool reap_orphans = true;
 };
 
 // Starts and supervises the processes of the local executor's runs. Each run is one process
@@ -107,12 +115,17 @@ class ProcessSupervisor {
   // Persists the run and starts its process. OK: the process is running. ALREADY_EXISTS: the
   // run is known (running or finished and not forgotten). FAILED_PRECONDITION naming the
   // program and errno text: it cannot be executed (not found, not executable, bad working
-  // dir); nothing is left running and no result will follow. Other errors: disk I/O.
+  // dir); nothing is left running and no result will follow. INVALID_ARGUMENT: run_id is not
+  // 1-200 characters of [A-Za-z0-9._:@+=-] (it names a directory), or argv is empty.
+  // UNAVAILABLE: after StopAll. Other errors: disk I/O.
   virtual absl::Status Start(const RunLaunch& launch) = 0;
 
   // SIGTERM to the run's process group, SIGKILL after the grace (zero: the run's own grace).
   // The result (kCancelled or kPreempted, unless it ended first) follows via WaitResults.
-  // NOT_FOUND if the run is not running.
+  // NOT_FOUND if the run is not running: unknown, or its process has already ended (its own
+  // result then follows, or has been returned). A stop of a run whose deadline already expired
+  // only brings the SIGKILL forward; its result stays DEADLINE_EXCEEDED. `why` must be
+  // kCancelled or kPreempted (INVALID_ARGUMENT otherwise).
   virtual absl::Status Stop(absl::string_view run_id, RunEnd why,
                             absl::Duration grace = absl::ZeroDuration()) = 0;
 
@@ -120,15 +133,18 @@ class ProcessSupervisor {
   virtual std::vector<RunResult> WaitResults(absl::Duration timeout) = 0;
 
   // The executor has reported the run's result: drop its state (the log stays until pruned).
+  // Ignored for unknown runs and for runs that have not ended.
   virtual void Forget(absl::string_view run_id) = 0;
 
   // Runs started and not yet forgotten, with whether they are still running.
   virtual std::vector<std::pair<std::string, bool>> ListRuns() const = 0;
 
-  // Up to `max_bytes` of the run's log from `offset`. NOT_FOUND for an unknown run.
+  // Up to `max_bytes` of the run's log from `offset`. Works for forgotten runs until they are
+  // pruned. NOT_FOUND for an unknown run (no log).
   virtual absl::StatusOr<LogRead> ReadLog(absl::string_view run_id, int64_t offset,
                                           int64_t max_bytes) const = 0;
-  // The offset where the last `lines` lines of the run's log begin.
+  // The offset where the last `lines` lines of the run's log begin (an unterminated last line
+  // counts as a line; lines <= 0: the end of the log).
   virtual absl::StatusOr<int64_t> TailOffset(absl::string_view run_id, int lines) const = 0;
 
   // Deletes directories of forgotten runs older than the retention.
@@ -137,7 +153,9 @@ class ProcessSupervisor {
   // Shutdown: SIGTERM to every running process group, SIGKILL after `grace`, waits for them,
   // and records each as kLost ("the executor shut down") for the next process to report (no
   // process outlives the executor that started it, except after kill -9 of the executor,
-  // which recovery then cleans up).
+  // which recovery then cleans up). These results are not returned by WaitResults; runs that
+  // end on their own meanwhile are. Start fails with UNAVAILABLE afterwards. Destroying the
+  // supervisor does StopAll(zero grace) if runs are still running.
   virtual void StopAll(absl::Duration grace) = 0;
 
   // Whether memory limits are enforced (cgroup v2) or accounted only.

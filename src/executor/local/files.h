@@ -1,0 +1,39 @@
+#ifndef REGATTA_SRC_EXECUTOR_LOCAL_FILES_H_
+#define REGATTA_SRC_EXECUTOR_LOCAL_FILES_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+// Small file-system helpers of the process supervisor: errno text, whole-file reads and
+// durable (atomic + fsynced) writes.
+namespace regatta::executor::local {
+
+// "No such file or directory" for ENOENT; thread-safe (unlike strerror).
+std::string ErrnoText(int err);
+
+// An absl::Status for a failed system call: `what` (e.g. "open '/x'") then the errno text, with
+// the canonical code that fits errno (NOT_FOUND for ENOENT, PERMISSION_DENIED for EACCES, ...).
+absl::Status ErrnoStatus(int err, absl::string_view what);
+
+// The whole file. NOT_FOUND if it does not exist.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Replaces `path` atomically and durably: writes `<dir>/.<name>.tmp`, fsyncs it, renames it over
+// `path` and fsyncs the directory. A crash leaves either the old or the new contents.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+// Removes `path` (a file) if it exists and fsyncs its directory. OK if it did not exist.
+absl::Status RemoveFileDurably(const std::string& path);
+
+// mkdir -p.
+absl::Status MakeDirs(const std::string& path);
+
+// fsync of a directory, so renames and unlinks in it are durable.
+absl::Status SyncDir(const std::string& dir);
+
+}  // namespace regatta::executor::local
+
+#endif  // REGATTA_SRC_EXECUTOR_LOCAL_FILES_H_
