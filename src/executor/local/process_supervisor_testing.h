@@ -11,6 +11,10 @@ namespace regatta::executor {
 // the runs).
 void AbandonProcessesForTesting(ProcessSupervisor& supervisor);
 
+// Tests only: runs started while set are supervised without a pidfd (the fallback used when
+// pidfd_open fails: waitid(WNOHANG) every 20 ms).
+void DisablePidfdForTesting(bool disable);
+
 }  // namespace regatta::executor
 
 #endif  // REGATTA_SRC_EXECUTOR_LOCAL_PROCESS_SUPERVISOR_TESTING_H_

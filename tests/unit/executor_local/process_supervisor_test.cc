@@ -520,6 +520,23 @@ TEST_F(SupervisorTest, GrandchildLeftBehindIsKilled) {
   EXPECT_TRUE(stat.empty() || stat.find(") Z ") != std::string::npos) << stat;
 }
 
+TEST_F(SupervisorTest, WithoutPidfdsRunsAreStillSupervised) {
+  DisablePidfdForTesting(true);
+  auto s = OpenSupervisor();
+  ASSERT_TRUE(s->Start(Shell("exit", "exit 5")).ok());
+  RunLaunch deadline = Launch("deadline", {"sleep", "600"});
+  deadline.active_deadline = absl::Milliseconds(100);
+  ASSERT_TRUE(s->Start(deadline).ok());
+  ASSERT_TRUE(s->Start(Shell("stop", "echo $$; sleep 600 & wait")).ok());
+  pid_t pgid = WaitForPid(*s, "stop");
+  DisablePidfdForTesting(false);
+  EXPECT_EQ(WaitFor(*s, "exit")->exit_code, 5);
+  EXPECT_EQ(WaitFor(*s, "deadline")->error.reason(), regatta::v1::ERROR_REASON_DEADLINE_EXCEEDED);
+  ASSERT_TRUE(s->Stop("stop", RunEnd::kPreempted).ok());
+  EXPECT_EQ(WaitFor(*s, "stop")->end, RunEnd::kPreempted);
+  ExpectGroupGone(pgid);
+}
+
 TEST_F(SupervisorTest, ManyConcurrentRuns) {
   auto s = OpenSupervisor();
   std::vector<std::thread> threads;
