@@ -54,8 +54,10 @@ constexpr absl::Duration kDrainScanInterval = absl::Milliseconds(50);
 constexpr absl::Duration kDrainTimeout = absl::Seconds(5);
 // Recovery waits this long for a killed leftover process group to disappear.
 constexpr absl::Duration kRecoveryKillTimeout = absl::Seconds(10);
-// How often zombie orphans reparented to this process (a child subreaper) are reaped.
+// How often zombie orphans reparented to this process (a child subreaper) are looked for (a
+// /proc scan): while runs are active, and when none is.
 constexpr absl::Duration kOrphanReapInterval = absl::Seconds(1);
+constexpr absl::Duration kIdleOrphanReapInterval = absl::Seconds(10);
 
 constexpr char kLostRestarted[] =
     "the executor restarted while the run was running; its outcome is unknown";
@@ -761,7 +763,6 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
         if (exit_thread_) return;
         absl::Time now = absl::Now();
         if (subreaper_ && now >= next_orphan_reap) {
-          next_orphan_reap = now + kOrphanReapInterval;
           reap_orphans = true;
           for (const auto& [id, run] : runs_) {
             if (run->phase == Phase::kRunning) running_leaders.insert(run->pid);
@@ -769,6 +770,8 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
               run_groups.insert(run->pid);
             }
           }
+          next_orphan_reap =
+              now + (run_groups.empty() ? kIdleOrphanReapInterval : kOrphanReapInterval);
         }
         for (auto& [id, run_ptr] : runs_) {
           Run& run = *run_ptr;

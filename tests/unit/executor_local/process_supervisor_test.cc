@@ -537,6 +537,25 @@ TEST_F(SupervisorTest, WithoutPidfdsRunsAreStillSupervised) {
   ExpectGroupGone(pgid);
 }
 
+TEST_F(SupervisorTest, OrphansThatLeftTheGroupAreReapedNotLeftAsZombies) {
+  // A process that calls setsid escapes the group kill (only a cgroup could catch it); once it
+  // exits it is our zombie (we are a child subreaper) and must be reaped.
+  auto s = OpenSupervisor();
+  ASSERT_TRUE(s->Start(Launch("keeper", {"sleep", "600"})).ok());  // keeps reaping frequent
+  ASSERT_TRUE(s->Start(Shell("escaper", "setsid sleep 0.3 & echo $!")).ok());
+  ASSERT_EQ(WaitFor(*s, "escaper")->end, RunEnd::kSucceeded);
+  std::string log = s->ReadLog("escaper", 0, 100)->data;
+  int escaped = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(log.substr(0, log.find('\n')), &escaped)) << log;
+  absl::Time until = absl::Now() + absl::Seconds(5);
+  while (absl::Now() < until && !ReadTextFile(absl::StrCat("/proc/", escaped, "/stat")).empty()) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(ReadTextFile(absl::StrCat("/proc/", escaped, "/stat")), "") << "not reaped";
+  ASSERT_TRUE(s->Stop("keeper", RunEnd::kCancelled).ok());
+  ASSERT_TRUE(WaitFor(*s, "keeper").has_value());
+}
+
 TEST_F(SupervisorTest, ManyConcurrentRuns) {
   auto s = OpenSupervisor();
   std::vector<std::thread> threads;
