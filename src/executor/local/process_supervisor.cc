@@ -723,15 +723,16 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
                         "someone else)",
                         run.started, result.finished);
     }
+    if (run.exited && run.exit_code == 0) {
+      result.end = RunEnd::kSucceeded;
+      return result;
+    }
+    // A failure after the kernel's OOM killer struck inside the run's cgroup is blamed on memory.
     if (!run.cgroup_dir.empty() && CgroupMemory::OomKills(run.cgroup_dir) > 0) {
       fail(regatta::v1::ERROR_REASON_OUT_OF_MEMORY,
            absl::StrCat("the run exceeded its memory limit of ", run.memory_limit_bytes,
                         " bytes and was killed by the kernel's OOM killer"),
            "OutOfMemory");
-      return result;
-    }
-    if (run.exited && run.exit_code == 0) {
-      result.end = RunEnd::kSucceeded;
       return result;
     }
     if (run.exited) {
