@@ -29,6 +29,8 @@ struct ApiContext {
   // changes).
   std::function<absl::Status(int64_t offset, absl::Time deadline)> wait_for_views;
   SubmitPolicy policy;
+  // Where an executor serves its run logs (host:port), or "" if it is not connected.
+  std::function<std::string(absl::string_view executor_id)> executor_logs_address;
   // How long a write waits for the views before answering UNAVAILABLE.
   absl::Duration view_wait_timeout = absl::Seconds(10);
 };

@@ -1,6 +1,11 @@
 #include "src/api/job_service.h"
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "grpcpp/create_channel.h"
+#include "regatta/v1/executor_service.grpc.pb.h"
+#include "src/api/grpc_status.h"
 #include "src/api/serve.h"
 #include "src/common/status_macros.h"
 
@@ -93,6 +98,93 @@ grpc::Status JobService::ListJobs(grpc::ServerContext* call,
                                   const regatta::v1::ListJobsRequest* request,
                                   regatta::v1::ListJobsResponse* response) {
   return Serve(ctx_, call, response, [&](const auth::Principal&) { return List(*request); });
+}
+
+std::shared_ptr<grpc::Channel> JobService::ExecutorChannel(const std::string& address) {
+  absl::MutexLock lock(&channels_mu_);
+  auto& channel = channels_[address];
+  if (channel == nullptr)
+    channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  return channel;
+}
+
+absl::Status JobService::StreamLogs(const regatta::v1::GetJobLogsRequest& request,
+                                    const std::function<bool(const regatta::v1::LogChunk&)>& sink,
+                                    const std::function<bool()>& cancelled) {
+  if (request.job_id().empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  if (request.tail_lines() < 0) return absl::InvalidArgumentError("tail_lines: must be >= 0");
+  ASSIGN_OR_RETURN(auto details, ctx_->store->GetJobDetails({request.job_id()}, false));
+  if (details.empty()) {
+    return absl::NotFoundError(absl::StrCat("job ", request.job_id(), " not found"));
+  }
+  const regatta::v1::JobDetails& job = details.front();
+  const regatta::v1::JobRunDetails* run = nullptr;
+  for (const auto& r : job.runs()) {
+    if (request.run_id().empty() || r.run_id() == request.run_id()) run = &r;
+  }
+  if (run == nullptr) {
+    if (!request.run_id().empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("run_id: job ", request.job_id(), " has no run ", request.run_id()));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", request.job_id(), " has not run yet (state ",
+                     regatta::v1::JobState_Name(job.summary().state()), ")"));
+  }
+  const std::string address =
+      ctx_->executor_logs_address ? ctx_->executor_logs_address(run->executor_id()) : "";
+  if (address.empty()) {
+    return absl::UnavailableError(absl::StrCat("the logs of run ", run->run_id(),
+                                               " live on executor ", run->executor_id(),
+                                               ", which is not connected or serves no logs"));
+  }
+  auto stub = regatta::v1::ExecutorLogService::NewStub(ExecutorChannel(address));
+  grpc::ClientContext context;
+  regatta::v1::ReadRunLogRequest read;
+  read.set_run_id(run->run_id());
+  read.set_follow(request.follow());
+  read.set_tail_lines(request.tail_lines());
+  auto reader = stub->ReadRunLog(&context, read);
+  // Follow until the run ends, the caller goes away, or the executor does.
+  bool done = false;
+  absl::Mutex mu;
+  std::thread watchdog([&] {
+    absl::MutexLock lock(&mu);
+    auto finished = [&done] { return done; };
+    while (!mu.AwaitWithTimeout(absl::Condition(&finished), absl::Milliseconds(200))) {
+      if (cancelled()) {
+        context.TryCancel();
+        break;
+      }
+    }
+  });
+  regatta::v1::LogChunk chunk;
+  bool sink_open = true;
+  while (sink_open && reader->Read(&chunk)) sink_open = sink(chunk);
+  if (!sink_open) context.TryCancel();
+  grpc::Status status = reader->Finish();
+  {
+    absl::MutexLock lock(&mu);
+    done = true;
+  }
+  watchdog.join();
+  if (!sink_open || cancelled()) return absl::OkStatus();
+  if (!status.ok()) {
+    return absl::Status(
+        static_cast<absl::StatusCode>(status.error_code()),
+        absl::StrCat("executor ", run->executor_id(), ": ", status.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status JobService::GetJobLogs(grpc::ServerContext* call,
+                                    const regatta::v1::GetJobLogsRequest* request,
+                                    grpc::ServerWriter<regatta::v1::LogChunk>* writer) {
+  absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx_, call);
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  return ToGrpcStatus(StreamLogs(
+      *request, [writer](const regatta::v1::LogChunk& chunk) { return writer->Write(chunk); },
+      [call] { return call->IsCancelled(); }));
 }
 
 }  // namespace regatta::api

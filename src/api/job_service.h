@@ -1,6 +1,13 @@
 #ifndef REGATTA_SRC_API_JOB_SERVICE_H_
 #define REGATTA_SRC_API_JOB_SERVICE_H_
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/channel.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "src/api/api_context.h"
 
@@ -19,6 +26,14 @@ class JobService final : public regatta::v1::JobService::Service {
                              regatta::v1::GetJobDetailsResponse* response) override;
   grpc::Status ListJobs(grpc::ServerContext* call, const regatta::v1::ListJobsRequest* request,
                         regatta::v1::ListJobsResponse* response) override;
+  grpc::Status GetJobLogs(grpc::ServerContext* call, const regatta::v1::GetJobLogsRequest* request,
+                          grpc::ServerWriter<regatta::v1::LogChunk>* writer) override;
+
+  // Relays the run's log from its executor, chunk by chunk, to `sink` (false: stop). `cancelled`
+  // is polled to stop following.
+  absl::Status StreamLogs(const regatta::v1::GetJobLogsRequest& request,
+                          const std::function<bool(const regatta::v1::LogChunk&)>& sink,
+                          const std::function<bool()>& cancelled);
 
   absl::StatusOr<regatta::v1::GetJobStatusResponse> Status(
       const regatta::v1::GetJobStatusRequest& request);
@@ -31,7 +46,11 @@ class JobService final : public regatta::v1::JobService::Service {
   static constexpr int kMaxPageSize = 10000;
 
  private:
+  std::shared_ptr<grpc::Channel> ExecutorChannel(const std::string& address);
+
   const ApiContext* ctx_;
+  absl::Mutex channels_mu_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(channels_mu_);
 };
 
 }  // namespace regatta::api

@@ -16,6 +16,7 @@
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
 #include "src/cli/users.h"
+#include "src/common/status_macros.h"
 #include "src/server/up.h"
 
 namespace regatta::cli {
@@ -280,6 +281,43 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     });
   }
 
+  // ---- logs
+  LogsOptions logs_options;
+  {
+    CLI::App* logs = AddVerb(&app, "logs", "Print a job's output (its latest run unless --run)");
+    logs->add_option("JOB_ID", logs_options.job_id, "Job id")->required();
+    logs->add_flag("-f,--follow", logs_options.follow,
+                   "Keep printing new output until the run ends");
+    logs->add_option("--run", logs_options.run_id, "A run of the job (default: the latest)");
+    logs->add_option("--tail", logs_options.tail_lines, "Only the last N lines");
+    logs->callback([&] { status_action([&] { return Logs(env, logs_options); }); });
+  }
+
+  // ---- executor
+  bool executor_local = false;
+  {
+    CLI::App* executor =
+        AddVerb(&app, "executor", "Run an executor that takes leases from the server at --server");
+    executor->add_option("--config", up_config, "Configuration file (YAML; its executor: section)")
+        ->envname("REGATTA_CONFIG");
+    executor->add_option("--set", up_sets, "Override a configuration key: key.path=value");
+    executor->add_option("--data-dir", up_data_dir,
+                         "Data directory; runs live in its executor/ (default ./regatta-data)");
+    executor->add_flag("--local", executor_local,
+                       "Run jobs as local processes (the only executor kind so far)");
+    executor->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        if (!executor_local) return UsageError("say which executor: --local");
+        ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
+        regatta::server::UpFlags flags;
+        flags.config_file = up_config;
+        flags.overrides = up_sets;
+        flags.data_dir = up_data_dir;
+        return regatta::server::RunExecutor(flags, env.client.server, authorization);
+      };
+    });
+  }
+
   // ---- users
   std::string token;
   {
@@ -348,7 +386,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     return usage(absl::StrCat("--timeout ", unary_timeout.status().message()));
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
-  if (verb != "up" && verb != "server") {
+  if (verb != "up" && verb != "server" && verb != "executor") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

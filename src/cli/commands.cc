@@ -475,6 +475,28 @@ absl::Status JobsGet(const CommandEnv& env, const std::string& job_id, bool spec
   return absl::OkStatus();
 }
 
+// ---- logs -------------------------------------------------------------------------------------
+
+absl::Status Logs(const CommandEnv& env, const LogsOptions& options) {
+  RETURN_IF_ERROR(RequireName(options.job_id, "a JOB_ID"));
+  if (options.tail_lines < 0) return UsageError("--tail must be >= 0");
+  v1::GetJobLogsRequest request;
+  request.set_job_id(options.job_id);
+  request.set_run_id(options.run_id);
+  request.set_follow(options.follow);
+  request.set_tail_lines(options.tail_lines);
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  // Following has no deadline; a one-shot read has the usual one.
+  auto context = client->NewContext(options.follow ? absl::InfiniteDuration() : env.client.timeout);
+  auto reader = client->jobs().GetJobLogs(context.get(), request);
+  v1::LogChunk chunk;
+  while (reader->Read(&chunk)) {
+    env.out->write(chunk.data().data(), static_cast<std::streamsize>(chunk.data().size()));
+    env.out->flush();
+  }
+  return FromGrpcStatus(reader->Finish());
+}
+
 // ---- watch ------------------------------------------------------------------------------------
 
 absl::StatusOr<int> Watch(const CommandEnv& env, const WatchOptions& options) {

@@ -110,6 +110,15 @@ absl::StatusOr<std::string> ReadSecret(const CommandEnv& env, absl::string_view 
 
 absl::Status Version(const CommandEnv& env);
 
+struct LogsOptions {
+  std::string job_id;
+  std::string run_id;  // empty: the latest run
+  bool follow = false;
+  int tail_lines = 0;  // 0: everything
+};
+// Prints a run's output as it is (stdout and stderr interleaved).
+absl::Status Logs(const CommandEnv& env, const LogsOptions& options);
+
 }  // namespace regatta::cli
 
 #endif  // REGATTA_SRC_CLI_COMMANDS_H_

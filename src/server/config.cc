@@ -46,6 +46,40 @@ scheduling:
   priorityClasses:
     default: {priority: 1000, preemptible: false}
     preemptible: {priority: 900, preemptible: true}
+  # Longest sleep between scheduling cycles (a cycle also starts when the views change or an
+  # executor reports).
+  cyclePeriod: 1s
+  # An executor silent for longer is lost: its runs are expired and retried.
+  executorTimeout: 30s
+  # Retries of runs that fail for a retryable reason (lease expired or returned, executor lost),
+  # unless a job sets its own retryPolicy.maxRetries.
+  maxRetries: 3
+  maxLeasesPerCycle: 10000
+  # Multipliers of each resource's share in the dominant-resource cost.
+  resourceMultipliers: {cpu: 1, memory: 1}
+  # A lease request with nothing to hand out is answered after at most this long.
+  leaseWait: 500ms
+# The local process executor (`regatta executor --local`, and inside `regatta up`).
+executor:
+  # Run it inside `regatta up`.
+  embedded: true
+  # Default: the host name.
+  id: ""
+  pool: default
+  # Runs and their logs; default: <dataDir>/executor.
+  dataDir: ""
+  # Nodes this executor offers; empty: the whole machine as one node named after the host.
+  # Each: {name, labels: {}, taints: [{key, value, effect}], resources: {cpu: "4", memory: 8Gi}}
+  nodes: []
+  # Most runs at once (0: limited by resources only).
+  maxRuns: 0
+  # Between SIGTERM and SIGKILL when a run is cancelled or preempted (jobs may set their own).
+  terminationGrace: 30s
+  heartbeat: 2s
+  # Where the executor serves run logs to the server (port 0: any free port).
+  logsListen: 127.0.0.1:0
+  # Enforce memory limits with cgroup v2 where the machine allows it.
+  cgroups: true
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -85,6 +119,118 @@ absl::Status CheckListen(absl::string_view listen, absl::string_view key) {
       !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(key, ": \"", listen, "\" is not host:port (port 0 picks a free port)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
+  scheduler::SchedulerOptions& s = c.scheduler;
+  ASSIGN_OR_RETURN(s.cycle_period, GetDuration(root, "scheduling.cyclePeriod"));
+  ASSIGN_OR_RETURN(s.executor_timeout, GetDuration(root, "scheduling.executorTimeout"));
+  ASSIGN_OR_RETURN(s.default_max_retries, Get<int>(root, "scheduling.maxRetries"));
+  ASSIGN_OR_RETURN(s.max_leases_per_cycle, Get<int>(root, "scheduling.maxLeasesPerCycle"));
+  ASSIGN_OR_RETURN(s.resource_multipliers,
+                   (Get<std::map<std::string, double>>(root, "scheduling.resourceMultipliers")));
+  ASSIGN_OR_RETURN(c.lease_wait, GetDuration(root, "scheduling.leaseWait"));
+  if (s.cycle_period <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("scheduling.cyclePeriod: must be positive");
+  }
+  if (s.executor_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("scheduling.executorTimeout: must be positive");
+  }
+  if (s.default_max_retries < 0) {
+    return absl::InvalidArgumentError("scheduling.maxRetries: must be >= 0");
+  }
+  if (s.max_leases_per_cycle < 1) {
+    return absl::InvalidArgumentError("scheduling.maxLeasesPerCycle: must be >= 1");
+  }
+  for (const auto& [name, multiplier] : s.resource_multipliers) {
+    if (!(multiplier >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scheduling.resourceMultipliers.", name, ": must be >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<regatta::v1::Taint> ParseTaint(const YAML::Node& node, const std::string& base) {
+  regatta::v1::Taint taint;
+  if (!node.IsMap()) return absl::InvalidArgumentError(base + ": must be a map");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "key") {
+      taint.set_key(kv.second.as<std::string>());
+    } else if (key == "value") {
+      taint.set_value(kv.second.as<std::string>());
+    } else if (key == "effect") {
+      taint.set_effect(kv.second.as<std::string>());
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(base, ".", key, ": unknown key"));
+    }
+  }
+  if (taint.key().empty()) return absl::InvalidArgumentError(base + ".key: must not be empty");
+  if (taint.effect() != "NoSchedule" && taint.effect() != "PreferNoSchedule" &&
+      taint.effect() != "NoExecute") {
+    return absl::InvalidArgumentError(base +
+                                      ".effect: must be NoSchedule, PreferNoSchedule or NoExecute");
+  }
+  return taint;
+}
+
+absl::StatusOr<executor::LocalNodeConfig> ParseNode(const YAML::Node& n, const std::string& base) {
+  if (!n.IsMap()) return absl::InvalidArgumentError(base + ": must be a map");
+  executor::LocalNodeConfig node;
+  try {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "name") {
+        node.id = kv.second.as<std::string>();
+      } else if (key == "labels") {
+        node.labels = kv.second.as<std::map<std::string, std::string>>();
+      } else if (key == "resources") {
+        node.resources = kv.second.as<std::map<std::string, std::string>>();
+      } else if (key == "taints") {
+        for (size_t t = 0; t < kv.second.size(); ++t) {
+          ASSIGN_OR_RETURN(regatta::v1::Taint taint,
+                           ParseTaint(kv.second[t], absl::StrCat(base, ".taints[", t, "]")));
+          node.taints.push_back(std::move(taint));
+        }
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(base, ".", key, ": unknown key"));
+      }
+    }
+  } catch (const YAML::Exception& ex) {
+    return absl::InvalidArgumentError(absl::StrCat(base, ": ", ex.what()));
+  }
+  if (node.id.empty()) return absl::InvalidArgumentError(base + ".name: must not be empty");
+  return node;
+}
+
+absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
+  ExecutorConfig& e = c.executor;
+  ASSIGN_OR_RETURN(e.embedded, Get<bool>(root, "executor.embedded"));
+  ASSIGN_OR_RETURN(e.id, Get<std::string>(root, "executor.id"));
+  ASSIGN_OR_RETURN(e.pool, Get<std::string>(root, "executor.pool"));
+  if (e.pool.empty()) return absl::InvalidArgumentError("executor.pool: must not be empty");
+  ASSIGN_OR_RETURN(e.data_dir, Get<std::string>(root, "executor.dataDir"));
+  ASSIGN_OR_RETURN(e.max_runs, Get<int>(root, "executor.maxRuns"));
+  if (e.max_runs < 0) return absl::InvalidArgumentError("executor.maxRuns: must be >= 0");
+  ASSIGN_OR_RETURN(e.termination_grace, GetDuration(root, "executor.terminationGrace"));
+  ASSIGN_OR_RETURN(e.heartbeat, GetDuration(root, "executor.heartbeat"));
+  if (e.heartbeat <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("executor.heartbeat: must be positive");
+  }
+  ASSIGN_OR_RETURN(e.logs_listen, Get<std::string>(root, "executor.logsListen"));
+  if (!e.logs_listen.empty()) RETURN_IF_ERROR(CheckListen(e.logs_listen, "executor.logsListen"));
+  ASSIGN_OR_RETURN(e.cgroups, Get<bool>(root, "executor.cgroups"));
+  const YAML::Node nodes = root["executor"]["nodes"];
+  if (nodes && !nodes.IsNull() && !nodes.IsSequence()) {
+    return absl::InvalidArgumentError("executor.nodes: must be a list");
+  }
+  for (size_t i = 0; nodes && nodes.IsSequence() && i < nodes.size(); ++i) {
+    ASSIGN_OR_RETURN(executor::LocalNodeConfig node,
+                     ParseNode(nodes[i], absl::StrCat("executor.nodes[", i, "]")));
+    e.nodes.push_back(std::move(node));
   }
   return absl::OkStatus();
 }
@@ -166,6 +312,8 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
                                                    p.default_priority_class,
                                                    "\" is not one of scheduling.priorityClasses"));
   }
+  RETURN_IF_ERROR(LoadScheduling(root, c));
+  RETURN_IF_ERROR(LoadExecutor(root, c));
   ASSIGN_OR_RETURN(c.max_log_record_bytes, Get<int64_t>(root, "eventLog.maxRecordBytes"));
   ASSIGN_OR_RETURN(c.log_level, Get<std::string>(root, "logging.level"));
   ASSIGN_OR_RETURN(c.log_format, Get<std::string>(root, "logging.format"));

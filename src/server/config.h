@@ -10,12 +10,28 @@
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/authorizer.h"
 #include "src/api/validation.h"
+#include "src/executor/local_executor.h"
+#include "src/scheduler/scheduler.h"
 #include "src/server/up.h"
 
 namespace regatta::server {
 
 // The built-in defaults; docs/configuration.md explains every key.
 extern const char kDefaultConfigYaml[];
+
+// The local process executor's settings (`executor:`).
+struct ExecutorConfig {
+  bool embedded = true;  // run inside `regatta up`
+  std::string id;
+  std::string pool = "default";
+  std::string data_dir;  // empty: <dataDir>/executor
+  std::vector<executor::LocalNodeConfig> nodes;
+  int max_runs = 0;
+  absl::Duration termination_grace = absl::Seconds(30);
+  absl::Duration heartbeat = absl::Seconds(2);
+  std::string logs_listen = "127.0.0.1:0";
+  bool cgroups = true;
+};
 
 struct ServerConfig {
   std::string data_dir;
@@ -33,6 +49,10 @@ struct ServerConfig {
   absl::Duration view_wait_timeout;
   std::string log_level;
   std::string log_format;
+  // Priority classes are filled from submit_policy by the platform.
+  scheduler::SchedulerOptions scheduler;
+  absl::Duration lease_wait = absl::Milliseconds(500);
+  ExecutorConfig executor;
 };
 
 // Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and

@@ -7,8 +7,10 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "src/api/api_context.h"
+#include "src/api/auth/password.h"
 #include "src/api/auth/users_file.h"
 #include "src/api/event_service.h"
+#include "src/api/executor_service.h"
 #include "src/api/job_service.h"
 #include "src/api/queue_service.h"
 #include "src/api/rest/rest_server.h"
@@ -16,7 +18,10 @@
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
+#include "src/executor/local_executor.h"
 #include "src/ingest/ingester.h"
+#include "src/scheduler/executor_registry.h"
+#include "src/scheduler/scheduler.h"
 #include "src/store/sqlite/sqlite_store.h"
 
 namespace regatta::server {
@@ -34,6 +39,10 @@ struct Platform::Impl {
   std::unique_ptr<api::QueueService> queue_service;
   std::unique_ptr<api::JobService> job_service;
   std::unique_ptr<api::EventService> event_service;
+  scheduler::ExecutorRegistry executors;
+  std::unique_ptr<scheduler::Scheduler> scheduler;
+  std::unique_ptr<api::ExecutorService> executor_service;
+  std::unique_ptr<executor::LocalExecutor> local_executor;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -62,6 +71,28 @@ std::pair<std::string, int> SplitHostPort(absl::string_view listen) {
 
 }  // namespace
 
+executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
+                                                        const std::string& data_dir) {
+  executor::LocalExecutorOptions e;
+  e.executor_id = config.id;
+  e.pool = config.pool;
+  e.nodes = config.nodes;
+  e.data_dir = config.data_dir.empty() ? data_dir + "/executor" : config.data_dir;
+  e.heartbeat = config.heartbeat;
+  e.max_runs = config.max_runs;
+  e.default_termination_grace = config.termination_grace;
+  e.logs_listen = config.logs_listen;
+  e.use_cgroups = config.cgroups;
+  // Runs see a small, predictable environment, not the server's.
+  for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME"}) {
+    if (const char* value = std::getenv(name); value != nullptr)
+      e.base_env.emplace_back(name, value);
+  }
+  if (std::getenv("PATH") == nullptr)
+    e.base_env.emplace_back("PATH", "/usr/local/bin:/usr/bin:/bin");
+  return e;
+}
+
 absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& config, Mode mode,
                                                           Deps deps) {
   auto impl = std::make_unique<Impl>();
@@ -85,6 +116,18 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
              config.grpc_listen, "http", config.http_listen);
   }
   auth_config.anonymous_enabled = impl->anonymous;
+  // The embedded executor authenticates with a token that lives only in this process.
+  const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
+  std::string embedded_token;
+  auth::AuthorizationConfig authorization = config.authorization;
+  if (embedded_executor) {
+    embedded_token = absl::StrCat(ids->NewId(), ids->NewId(), ids->NewId());
+    auth::TokenEntry token;
+    token.name = kEmbeddedExecutorUser;
+    token.token_sha256 = auth::HashToken(embedded_token);
+    auth_config.credentials.tokens.push_back(std::move(token));
+    authorization.permission_user_mapping["execute_jobs"].push_back(kEmbeddedExecutorUser);
+  }
   auth_config.anonymous_groups = config.anonymous_groups;
   if (!config.users_file.empty()) {
     ASSIGN_OR_RETURN(auth_config.credentials, auth::LoadUsersFile(config.users_file));
@@ -92,7 +135,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     LOG_WARN("no auth.usersFile and anonymous access is off: every call will be refused");
   }
   ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
-  ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(config.authorization));
+  ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(authorization));
   impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));
 
   // Storage: the log is the source of truth, the store holds the views.
@@ -127,6 +170,24 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->job_service = std::make_unique<api::JobService>(&impl->api);
   impl->event_service = std::make_unique<api::EventService>(&impl->api);
 
+  // The scheduler (standalone leader) and the executor API in front of it.
+  scheduler::SchedulerOptions scheduler_options = config.scheduler;
+  for (const auto& [name, pc] : config.submit_policy.priority_classes) {
+    scheduler_options.priority_classes[name] = pc.priority;
+  }
+  impl->scheduler = std::make_unique<scheduler::Scheduler>(
+      impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
+      scheduler_options);
+  RETURN_IF_ERROR(impl->scheduler->Start());
+  api::ExecutorServiceOptions executor_api_options;
+  executor_api_options.lease_wait = config.lease_wait;
+  impl->executor_service = std::make_unique<api::ExecutorService>(
+      &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
+  impl->api.executor_logs_address = [raw](absl::string_view executor_id) -> std::string {
+    std::optional<scheduler::ExecutorState> state = raw->executors.Get(executor_id);
+    return state.has_value() ? state->logs_address : "";
+  };
+
   grpc::ServerBuilder builder;
   int grpc_port = 0;
   builder.AddListeningPort(config.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port);
@@ -136,6 +197,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   builder.RegisterService(impl->queue_service.get());
   builder.RegisterService(impl->job_service.get());
   builder.RegisterService(impl->event_service.get());
+  builder.RegisterService(impl->executor_service.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(
@@ -156,6 +218,14 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       impl->rest_server,
       rest::RestServer::Start(rest_options, impl->grpc_server->InProcessChannel(channel_args)));
   impl->http_address = absl::StrCat(http_host, ":", impl->rest_server->port());
+
+  if (embedded_executor) {
+    executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
+    e.authorization = absl::StrCat("Bearer ", embedded_token);
+    ASSIGN_OR_RETURN(impl->local_executor,
+                     executor::LocalExecutor::Start(
+                         std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
+  }
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));
@@ -171,6 +241,7 @@ const std::string& Platform::data_dir() const { return impl_->data_dir; }
 bool Platform::anonymous_enabled() const { return impl_->anonymous; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
+executor::LocalExecutor* Platform::local_executor() { return impl_->local_executor.get(); }
 
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
   return impl_->ingester->WaitForOffset(offset, deadline);
@@ -179,6 +250,10 @@ absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
 void Platform::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
+  // Runs first (their last events still reach the log), then the executor API and scheduler.
+  if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
+  impl_->executor_service->Shutdown();
+  impl_->scheduler->Stop();
   impl_->event_service->StopWatches();
   if (impl_->rest_server) impl_->rest_server->Shutdown();
   impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

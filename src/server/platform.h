@@ -22,6 +22,14 @@ class Store;
 
 namespace regatta::server {
 
+// The principal the embedded executor of `regatta up` authenticates as.
+inline constexpr char kEmbeddedExecutorUser[] = "regatta-embedded-executor";
+
+// The local executor's options from the `executor:` config; runs live under
+// <data_dir>/executor unless the config says otherwise.
+executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
+                                                        const std::string& data_dir);
+
 // Which command is starting the platform; anonymous access "auto" depends on it.
 enum class Mode { kUp, kServer };
 
@@ -49,6 +57,8 @@ class Platform {
   bool anonymous_enabled() const;
 
   eventlog::EventLog* log();
+  // The embedded executor (`regatta up`), or null.
+  executor::LocalExecutor* local_executor();
   store::Store* store();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);

@@ -5,8 +5,10 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "grpcpp/create_channel.h"
 #include "src/common/config.h"
 #include "src/common/logging.h"
+#include "src/executor/local_executor.h"
 #include "src/server/config.h"
 #include "src/server/platform.h"
 
@@ -18,9 +20,9 @@ int Fail(absl::string_view what, const absl::Status& status) {
   return 1;
 }
 
-int Run(const UpFlags& flags, Mode mode) {
-  // Block the stop signals before any thread starts so that every thread inherits the mask and
-  // only sigwait below receives them.
+// Blocks the stop signals before any thread starts so that every thread inherits the mask and
+// only sigwait receives them.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -28,6 +30,11 @@ int Run(const UpFlags& flags, Mode mode) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // A client that disconnects mid-write must not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+int Run(const UpFlags& flags, Mode mode) {
+  sigset_t stop_signals = BlockStopSignals();
 
   absl::StatusOr<ServerConfig> config = LoadServerConfig(flags, ProcessEnvironment());
   if (!config.ok()) return Fail("config", config.status());
@@ -52,5 +59,30 @@ int Run(const UpFlags& flags, Mode mode) {
 
 int RunUp(const UpFlags& flags) { return Run(flags, Mode::kUp); }
 int RunServer(const UpFlags& flags) { return Run(flags, Mode::kServer); }
+
+int RunExecutor(const UpFlags& flags, const std::string& server, const std::string& authorization) {
+  sigset_t stop_signals = BlockStopSignals();
+  absl::StatusOr<ServerConfig> config = LoadServerConfig(flags, ProcessEnvironment());
+  if (!config.ok()) return Fail("config", config.status());
+  InitLogging(config->log_level, config->log_format);
+  executor::LocalExecutorOptions options = LocalExecutorOptionsFrom(
+      config->executor, flags.data_dir.empty() ? config->data_dir : flags.data_dir);
+  options.authorization = authorization;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::unique_ptr<executor::LocalExecutor>> executor =
+      executor::LocalExecutor::Start(std::move(options), channel, RealClock::Get());
+  if (!executor.ok()) return Fail("executor", executor.status());
+  std::cout << "regatta executor is running (id: " << (*executor)->executor_id()
+            << ", server: " << server << ")\n"
+            << "  logs: " << (*executor)->logs_address() << "\n"
+            << "Stop with Ctrl-C." << std::endl;
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  LOG_INFO("stopping the executor", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  (*executor)->Stop(config->executor.termination_grace);
+  return 0;
+}
 
 }  // namespace regatta::server

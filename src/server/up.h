@@ -23,6 +23,11 @@ int RunUp(const UpFlags& flags);
 // `regatta server`: the same components, but anonymous access "auto" means off.
 int RunServer(const UpFlags& flags);
 
+// `regatta executor --local`: the local process executor alone, taking leases from the server at
+// `server` (host:port) with the given "authorization" header value (may be empty). Uses the
+// config's `executor:` section; runs live under <dataDir>/executor unless it says otherwise.
+int RunExecutor(const UpFlags& flags, const std::string& server, const std::string& authorization);
+
 }  // namespace regatta::server
 
 #endif  // REGATTA_SRC_SERVER_UP_H_

@@ -941,6 +941,79 @@ TEST_P(StoreConformanceTest, ReadersRunAlongsideTheWriter) {
   EXPECT_EQ(List({.limit = 10000}).size(), 2100u);
 }
 
+// ---- Scheduler loads ---------------------------------------------------------------------------
+
+TEST_P(StoreConformanceTest, SchedulerInitialLoadHoldsQueuesActiveJobsAndTheirRuns) {
+  Apply({MakeQueueUpsert("q", 10, 2.0), MakeQueueUpsert("gone", 10)});
+  Apply({QueueDelete{"gone"}});
+  InsertJobs(0, 4, {.queue = "q"});
+  Apply({MakeRunInsert(0, 0, 20), MakeRunInsert(1, 1, 20)});
+  Apply({MakeRunSetState(1, regatta::v1::RUN_STATE_SUCCEEDED, 21),
+         MakeJobSetState(1, regatta::v1::JOB_STATE_SUCCEEDED, 21)});
+  absl::StatusOr<SchedulerDelta> delta = store_->LoadSchedulerDelta("query", 0);
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  EXPECT_EQ(delta->offset, offset_);
+  ASSERT_EQ(delta->queues.size(), 1u);  // the deleted queue is left out
+  EXPECT_EQ(delta->queues[0].queue.name(), "q");
+  EXPECT_DOUBLE_EQ(delta->queues[0].queue.priority_factor(), 2.0);
+  std::vector<std::string> jobs;
+  for (const auto& j : delta->jobs) jobs.push_back(j.job_id);
+  // Job 1 succeeded: not loaded, and neither is its run.
+  EXPECT_THAT(jobs, ::testing::UnorderedElementsAre(TestJobId(0), TestJobId(2), TestJobId(3)));
+  ASSERT_EQ(delta->runs.size(), 1u);
+  EXPECT_EQ(delta->runs[0].run_id, TestRunId(0));
+  EXPECT_EQ(delta->runs[0].state, regatta::v1::RUN_STATE_LEASED);
+  EXPECT_EQ(delta->runs[0].executor_id, "exec-1");
+  EXPECT_EQ(delta->runs[0].leased_time, TestTime(20));
+  for (const auto& j : delta->jobs) {
+    EXPECT_EQ(j.queue, "q");
+    EXPECT_EQ(j.priority_class, "default");
+  }
+}
+
+TEST_P(StoreConformanceTest, SchedulerDeltaHoldsOnlyRowsChangedAfterTheOffset) {
+  Apply({MakeQueueUpsert("q", 10)});
+  InsertJobs(0, 3, {.queue = "q"});
+  absl::StatusOr<SchedulerDelta> first = store_->LoadSchedulerDelta("query", 0);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int64_t seen = first->offset;
+
+  // Nothing new: an empty delta at the same offset.
+  absl::StatusOr<SchedulerDelta> none = store_->LoadSchedulerDelta("query", seen);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->offset, seen);
+  EXPECT_TRUE(none->jobs.empty() && none->runs.empty() && none->queues.empty());
+
+  Apply({MakeRunInsert(7, 1, 30), MakeJobSetState(1, regatta::v1::JOB_STATE_LEASED, 30)});
+  Apply({JobSetPriority{TestJobId(2), 5}, JobCancelRequested{TestJobId(0), "no", "alice"}});
+  Apply({MakeRunSetState(7, regatta::v1::RUN_STATE_FAILED, 31)});
+  absl::StatusOr<SchedulerDelta> delta = store_->LoadSchedulerDelta("query", seen);
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  EXPECT_EQ(delta->offset, offset_);
+  EXPECT_TRUE(delta->queues.empty());
+  absl::flat_hash_map<std::string, SchedulerJobRow> jobs;
+  for (const auto& j : delta->jobs) jobs[j.job_id] = j;
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[TestJobId(1)].state, regatta::v1::JOB_STATE_LEASED);
+  EXPECT_EQ(jobs[TestJobId(1)].latest_run_id, TestRunId(7));
+  EXPECT_EQ(jobs[TestJobId(2)].priority, 5u);
+  EXPECT_TRUE(jobs[TestJobId(0)].cancel_requested);
+  EXPECT_EQ(jobs[TestJobId(0)].cancel_reason, "no");
+  ASSERT_EQ(delta->runs.size(), 1u);
+  EXPECT_EQ(delta->runs[0].state, regatta::v1::RUN_STATE_FAILED);
+  // Rows come in the order they last changed.
+  for (size_t i = 1; i < delta->jobs.size(); ++i) {
+    EXPECT_LE(delta->jobs[i - 1].last_offset, delta->jobs[i].last_offset);
+  }
+
+  absl::StatusOr<std::vector<regatta::v1::Job>> specs =
+      store_->GetJobSpecs({TestJobId(2), "no-such-job", TestJobId(2)});
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 1u);
+  EXPECT_EQ((*specs)[0].id(), TestJobId(2));
+  EXPECT_EQ((*specs)[0].task().command(0), "/bin/echo");
+}
+
 }  // namespace regatta::store::testing
 
 #endif  // REGATTA_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_

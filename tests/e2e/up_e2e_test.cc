@@ -36,9 +36,12 @@ class UpTest : public ::testing::Test {
 
   void StartUp() {
     up_ = std::make_unique<Child>();
-    ASSERT_TRUE(up_->Start({RegattaBinary(), "up", "--data-dir", (dir_ / "data").string(),
-                            "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"},
-                           (dir_ / "up.stderr").string()));
+    // Without the embedded executor jobs stay queued, so these tests see the API's own effects
+    // (execution_e2e_test runs jobs).
+    ASSERT_TRUE(up_->Start(
+        {RegattaBinary(), "up", "--data-dir", (dir_ / "data").string(), "--grpc-listen",
+         "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--set", "executor.embedded=false"},
+        (dir_ / "up.stderr").string()));
     auto grpc_line = up_->WaitForLine("gRPC: ", std::chrono::seconds(30));
     ASSERT_TRUE(grpc_line.has_value()) << up_->output() << Slurp((dir_ / "up.stderr").string());
     grpc_ = grpc_line->substr(grpc_line->find("gRPC: ") + 6);
@@ -136,12 +139,13 @@ jobs:
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"priority\": 5"));
 
-  // Watch streams the job set's events; nothing finishes without a scheduler yet, so it times
-  // out with exit code 2.
+  // Watch streams the job set's events; nothing runs without an executor, so it times out with
+  // exit code 2. The scheduler still decides the cancellation.
   r = Cli({"watch", "demo", "hello", "--timeout", "2s"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.out, HasSubstr("SUBMITTED"));
   EXPECT_THAT(r.out, HasSubstr("CANCELLING"));
+  EXPECT_THAT(r.out, HasSubstr("CANCELLED"));
 
   // Errors are one line on stderr, exit code 1.
   r = Cli({"queue", "get", "nope"});

@@ -129,51 +129,53 @@ TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndRecorded) {
     ASSERT_NE(store, nullptr);
     absl::StatusOr<std::vector<int>> applied = store->AppliedMigrations();
     ASSERT_TRUE(applied.ok()) << applied.status();
-    EXPECT_THAT(*applied, ElementsAre(1));
+    EXPECT_THAT(*applied, ElementsAre(1, 2));
   }
+  const int64_t now = absl::ToUnixMicros(clock_.Now());
   EXPECT_EQ(RawQuery("SELECT version, name, applied_at_us FROM schema_migrations"),
-            absl::StrCat("1|initial|", absl::ToUnixMicros(clock_.Now()), "\n"));
+            absl::StrCat("1|initial|", now, "\n2|scheduler_delta|", now, "\n"));
   clock_.Advance(absl::Hours(1));
   // Reopening applies nothing again (CREATE TABLE would fail if it did).
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "1\n");
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "2\n");
 }
 
 TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
   ASSERT_NE(Open(), nullptr);
   SqliteStoreOptions options;
-  options.migrations = EmbeddedPlus({{2, "extra", "CREATE TABLE extra (x INTEGER);"}});
+  options.migrations = EmbeddedPlus({{90, "extra", "CREATE TABLE extra (x INTEGER);"}});
   {
     std::unique_ptr<SqliteStore> store = Open(options);
     ASSERT_NE(store, nullptr);
-    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2));
+    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 90));
   }
   std::unique_ptr<SqliteStore> store = Open(options);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"), "initial\nextra\n");
+  EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"),
+            "initial\nscheduler_delta\nextra\n");
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
   SqliteStoreOptions options;
   options.migrations =
-      EmbeddedPlus({{2, "broken", "CREATE TABLE half (x INTEGER); THIS IS NOT SQL;"}});
+      EmbeddedPlus({{90, "broken", "CREATE TABLE half (x INTEGER); THIS IS NOT SQL;"}});
   options.clock = &clock_;
   absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, options);
   ASSERT_FALSE(store.ok());
-  EXPECT_THAT(std::string(store.status().message()), HasSubstr("2_broken"));
-  // Migration 1 stays; nothing of migration 2 does.
-  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n");
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("90_broken"));
+  // The embedded migrations stay; nothing of migration 90 does.
+  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n");
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), "0\n");
   ASSERT_NE(Open(), nullptr);
 }
 
 TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
   ASSERT_NE(Open(), nullptr);
-  RawExec("INSERT INTO schema_migrations VALUES (99, 'future', 0)");
+  RawExec("INSERT INTO schema_migrations VALUES (999, 'future', 0)");
   absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_);
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(store.status().message()), HasSubstr("99"));
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("999"));
 }
 
 TEST_F(SqliteStoreTest, UsesWalMode) {

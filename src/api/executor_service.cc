@@ -1,0 +1,256 @@
+#include "src/api/executor_service.h"
+
+#include <map>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/api/grpc_status.h"
+#include "src/api/serve.h"
+#include "src/common/logging.h"
+#include "src/common/status_macros.h"
+
+namespace regatta::api {
+namespace {
+
+using regatta::v1::Event;
+
+absl::Status CheckExecutePermission(const ApiContext& ctx, const auth::Principal& principal) {
+  if (ctx.authorizer->HasGlobal(principal, auth::GlobalPermission::kExecuteJobs)) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "user ", principal.name, " may not act as an executor (needs the execute_jobs permission)"));
+}
+
+// The job and run ids of an executor's run event; INVALID_ARGUMENT for any other event.
+absl::Status RunEventIds(const Event& event, std::string* job_id, std::string* run_id) {
+  switch (event.event_case()) {
+#define REGATTA_RUN_EVENT(kCase, getter) \
+  case Event::kCase:                     \
+    *job_id = event.getter().job_id();   \
+    *run_id = event.getter().run_id();   \
+    break;
+    REGATTA_RUN_EVENT(kJobRunPending, job_run_pending)
+    REGATTA_RUN_EVENT(kJobRunRunning, job_run_running)
+    REGATTA_RUN_EVENT(kJobRunSucceeded, job_run_succeeded)
+    REGATTA_RUN_EVENT(kJobRunFailed, job_run_failed)
+    REGATTA_RUN_EVENT(kJobRunCancelled, job_run_cancelled)
+    REGATTA_RUN_EVENT(kJobRunPreempted, job_run_preempted)
+    REGATTA_RUN_EVENT(kJobRunLeaseReturned, job_run_lease_returned)
+#undef REGATTA_RUN_EVENT
+    default:
+      return absl::InvalidArgumentError(
+          "executors may only report run events (pending, running, succeeded, failed, "
+          "cancelled, preempted, lease returned)");
+  }
+  if (job_id->empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  if (run_id->empty()) return absl::InvalidArgumentError("run_id: must not be empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ExecutorService::ExecutorService(const ApiContext* ctx, scheduler::Scheduler* scheduler,
+                                 scheduler::ExecutorRegistry* registry,
+                                 ExecutorServiceOptions options)
+    : ctx_(ctx), scheduler_(scheduler), registry_(registry), options_(options) {}
+
+std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
+    const scheduler::ExecutorState& state) {
+  std::vector<regatta::v1::LeaseStreamMessage> out;
+  scheduler::JobDb& db = scheduler_->job_db();
+  const absl::Time now = ctx_->clock->Now();
+  regatta::v1::CancelRuns cancel;
+  regatta::v1::PreemptRuns preempt;
+  absl::ReaderMutexLock lock(&db.mutex());
+  for (const std::string& run_id : db.ActiveRunsOf(state.id)) {
+    const scheduler::RunRecord* run = db.FindRun(run_id);
+    const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+    if (run == nullptr || job == nullptr || run->state != regatta::v1::RUN_STATE_LEASED) continue;
+    if (job->terminal() || state.runs.contains(run_id)) continue;
+    if (!registry_->ClaimSend(state.id, state.incarnation, run_id, now,
+                              options_.lease_resend_after)) {
+      continue;
+    }
+    regatta::v1::JobRunLease* lease = out.emplace_back().mutable_lease();
+    lease->set_run_id(run_id);
+    lease->set_executor_id(state.id);
+    lease->set_node_id(run->node_id);
+    *lease->mutable_job() = *job->spec;
+    lease->set_scheduled_at_priority(job->priority_class_priority);
+  }
+  for (const auto& [run_id, run_state] : state.runs) {
+    if (store::IsTerminal(run_state)) continue;  // ended; the executor is reporting it
+    const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+    const scheduler::RunRecord* run = db.FindRun(run_id);
+    if (job != nullptr && job->state == regatta::v1::JOB_STATE_PREEMPTED) {
+      preempt.add_run_ids(run_id);
+    } else if (job == nullptr || run == nullptr || job->terminal() || !run->active() ||
+               run->executor_id != state.id) {
+      cancel.add_run_ids(run_id);
+    }
+  }
+  if (cancel.run_ids_size() > 0) *out.emplace_back().mutable_cancel_runs() = std::move(cancel);
+  if (preempt.run_ids_size() > 0) {
+    *out.emplace_back().mutable_preempt_runs() = std::move(preempt);
+  }
+  return out;
+}
+
+grpc::Status ExecutorService::LeaseJobRuns(
+    grpc::ServerContext* call,
+    grpc::ServerReaderWriter<regatta::v1::LeaseStreamMessage, regatta::v1::LeaseRequest>* stream) {
+  absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx_, call);
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  if (absl::Status s = CheckExecutePermission(*ctx_, *principal); !s.ok()) return ToGrpcStatus(s);
+  if (!scheduler_->ready()) {
+    return ToGrpcStatus(absl::UnavailableError("the scheduler is still loading; retry shortly"));
+  }
+
+  // A reader thread takes requests as they come (an executor may send a fresh one while the
+  // previous is being answered); this thread answers with whatever the latest asks for.
+  absl::Mutex mu;
+  std::optional<scheduler::ExecutorState> latest;
+  bool fresh = false;
+  bool done = false;
+  absl::Status read_error;
+  std::thread reader([&] {
+    regatta::v1::LeaseRequest request;
+    while (stream->Read(&request)) {
+      absl::StatusOr<scheduler::ExecutorState> state =
+          scheduler::ParseLeaseRequest(request, ctx_->clock->Now());
+      absl::MutexLock lock(&mu);
+      if (!state.ok()) {
+        read_error = state.status();
+        break;
+      }
+      registry_->Report(*state);
+      latest = *std::move(state);
+      fresh = true;
+      scheduler_->Wake();
+    }
+    absl::MutexLock lock(&mu);
+    done = true;
+  });
+
+  scheduler::JobDb& db = scheduler_->job_db();
+  while (true) {
+    scheduler::ExecutorState state;
+    {
+      absl::MutexLock lock(&mu);
+      auto ready = [&] { return fresh || done; };
+      while (!ready() && !shutting_down_ && !call->IsCancelled()) {
+        mu.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(100));
+      }
+      if (done || shutting_down_ || call->IsCancelled()) break;
+      fresh = false;
+      state = *latest;
+    }
+    std::vector<regatta::v1::LeaseStreamMessage> messages = PendingFor(state);
+    const absl::Time deadline = absl::Now() + options_.lease_wait;
+    int64_t version = db.Version();
+    while (messages.empty() && absl::Now() < deadline && !shutting_down_) {
+      {
+        absl::MutexLock lock(&mu);
+        if (fresh || done) break;
+      }
+      const int64_t now_version =
+          db.WaitForChange(version, std::min(deadline, absl::Now() + absl::Milliseconds(50)));
+      if (now_version == version) continue;
+      version = now_version;
+      // The registry holds the freshest view of what the executor holds.
+      if (std::optional<scheduler::ExecutorState> s = registry_->Get(state.id)) state = *s;
+      messages = PendingFor(state);
+    }
+    bool ok = true;
+    for (const auto& message : messages) ok = ok && stream->Write(message);
+    regatta::v1::LeaseStreamMessage end;
+    end.mutable_end();
+    if (!ok || !stream->Write(end)) break;
+  }
+  call->TryCancel();  // unblocks the reader if we stopped first
+  reader.join();
+  if (!read_error.ok()) return ToGrpcStatus(read_error);
+  if (shutting_down_) return ToGrpcStatus(absl::UnavailableError("the server is shutting down"));
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
+    const auth::Principal& principal, const regatta::v1::ReportEventsRequest& request) {
+  RETURN_IF_ERROR(CheckExecutePermission(*ctx_, principal));
+  if (request.executor_id().empty()) {
+    return absl::InvalidArgumentError("executor_id: must not be empty");
+  }
+  // Check everything before publishing anything.
+  int total = 0;
+  for (int i = 0; i < request.sequences_size(); ++i) {
+    const auto& seq = request.sequences(i);
+    for (int j = 0; j < seq.events_size(); ++j) {
+      std::string job_id;
+      std::string run_id;
+      absl::Status s = RunEventIds(seq.events(j), &job_id, &run_id);
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sequences[", i, "].events[", j, "]: ", s.message()));
+      }
+      if (++total > options_.max_events_per_report) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sequences: more than ", options_.max_events_per_report, " events in one report"));
+      }
+    }
+  }
+  regatta::v1::ReportEventsResponse response;
+  std::vector<regatta::v1::EventSequence> out;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  {
+    scheduler::JobDb& db = scheduler_->job_db();
+    absl::ReaderMutexLock lock(&db.mutex());
+    for (const auto& seq : request.sequences()) {
+      for (const Event& event : seq.events()) {
+        std::string job_id;
+        std::string run_id;
+        (void)RunEventIds(event, &job_id, &run_id);
+        const scheduler::RunRecord* run = db.FindRun(run_id);
+        const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+        if (run == nullptr || job == nullptr || job->id != job_id ||
+            run->executor_id != request.executor_id()) {
+          // Unknown here (the job ended and was dropped, or the run belongs elsewhere): the
+          // executor stops reporting it.
+          response.add_ignored_run_ids(run_id);
+          continue;
+        }
+        // The server routes the event; the executor's queue and job set are not trusted.
+        auto [it, inserted] = index.try_emplace({job->queue, job->job_set}, out.size());
+        if (inserted) {
+          regatta::v1::EventSequence& s = out.emplace_back();
+          s.set_queue(job->queue);
+          s.set_job_set(job->job_set);
+          s.set_user_id(principal.name);
+        }
+        Event* copy = out[it->second].add_events();
+        *copy = event;
+        if (!copy->has_created()) SetTimestamp(ctx_->clock->Now(), copy->mutable_created());
+      }
+    }
+  }
+  if (!out.empty()) {
+    absl::StatusOr<std::vector<int64_t>> offsets = ctx_->log->Append(std::move(out));
+    if (!offsets.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("the event log did not take the events: ", offsets.status().message()));
+    }
+  }
+  registry_->Touch(request.executor_id(), ctx_->clock->Now());
+  scheduler_->Wake();
+  return response;
+}
+
+grpc::Status ExecutorService::ReportEvents(grpc::ServerContext* call,
+                                           const regatta::v1::ReportEventsRequest* request,
+                                           regatta::v1::ReportEventsResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& principal) { return Report(principal, *request); });
+}
+
+}  // namespace regatta::api

@@ -1,0 +1,131 @@
+#ifndef REGATTA_SRC_SCHEDULER_SCHEDULER_H_
+#define REGATTA_SRC_SCHEDULER_SCHEDULER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "regatta/v1/events.pb.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/eventlog/event_log.h"
+#include "src/scheduler/executor_registry.h"
+#include "src/scheduler/jobdb/job_db.h"
+#include "src/store/store.h"
+
+namespace regatta::scheduler {
+
+struct SchedulerOptions {
+  // The longest the loop sleeps between cycles; it wakes sooner when the views change or an
+  // executor reports.
+  absl::Duration cycle_period = absl::Seconds(1);
+  // An executor silent for longer is lost: its active runs are expired.
+  absl::Duration executor_timeout = absl::Seconds(30);
+  // Retries of a job whose runs fail for a retryable reason, unless the job sets its own.
+  int default_max_retries = 3;
+  // Priority class name -> priority (higher first). Unknown classes count as 0.
+  std::map<std::string, int32_t> priority_classes;
+  // Per-resource multipliers of the dominant-share cost, by resource name.
+  std::map<std::string, double> resource_multipliers;
+  int max_leases_per_cycle = 10000;
+  absl::Duration cycle_time_budget = absl::Milliseconds(500);
+  // The views' consumer whose rows the scheduler loads.
+  std::string views_consumer = "query";
+  std::string user_id = "scheduler";
+};
+
+// Blocks until the views include the log up to `offset` (the ingester's WaitForOffset).
+using WaitForViewsFn = std::function<absl::Status(int64_t offset, absl::Time deadline)>;
+
+// The scheduler loop (leader only; standalone leader for now). Each cycle it
+//   1. loads what changed in the views into the JobDb,
+//   2. decides the outcome of jobs whose runs ended (succeeded, failed, requeued within the
+//      retry policy), of cancel and preempt requests, and expires the runs of lost executors,
+//   3. places queued jobs on the nodes of live executors, pool by pool, fairly (ScheduleRound),
+// and publishes every decision to the log (durably) before acting on it. The executor API reads
+// the JobDb to hand out leases.
+class Scheduler {
+ public:
+  Scheduler(eventlog::EventLog* log, store::Store* store, WaitForViewsFn wait_for_views,
+            ExecutorRegistry* executors, const Clock* clock, IdGenerator* ids,
+            SchedulerOptions options);
+  ~Scheduler();  // Stops.
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Catches up (publishes a partition marker and waits until the views include it), loads the
+  // JobDb, then starts the loop thread. Errors: the log or the views fail.
+  absl::Status Start();
+  void Stop();
+
+  // Catch-up and initial load on the caller's thread (tests drive cycles with RunCycle).
+  absl::Status Initialize();
+  // One cycle on the caller's thread.
+  absl::Status RunCycle();
+
+  // Asks the loop for a cycle soon (an executor reported events or capacity).
+  void Wake();
+
+  JobDb& job_db() { return job_db_; }
+  bool ready() const;
+  int32_t PriorityOf(absl::string_view priority_class) const;
+
+  struct Stats {
+    int64_t cycles = 0;
+    int64_t leases = 0;
+    int64_t decisions = 0;
+    int64_t expired_runs = 0;
+  };
+  Stats stats() const;
+
+ private:
+  // Sequences being built for one publish, per (queue, job set), in first-use order.
+  class Publication;
+
+  absl::Status Sync(absl::flat_hash_set<std::string>& touched);
+  void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out);
+  void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched);
+  void Schedule(Publication& out);
+  absl::Status Publish(Publication& out);
+  void Loop();
+
+  eventlog::EventLog* const log_;
+  store::Store* const store_;
+  const WaitForViewsFn wait_for_views_;
+  ExecutorRegistry* const executors_;
+  const Clock* const clock_;
+  IdGenerator* const ids_;
+  const SchedulerOptions options_;
+  absl::flat_hash_map<int, double> multipliers_;
+
+  JobDb job_db_;
+  int64_t views_offset_ = 0;
+  struct QueueInfo {
+    double weight = 1.0;
+    bool cordoned = false;
+  };
+  absl::flat_hash_map<std::string, QueueInfo> queues_;
+  // Jobs whose decision the loop must revisit next cycle even without a view change.
+  absl::flat_hash_set<std::string> revisit_;
+  absl::Time started_at_;
+  absl::Time last_expiry_scan_ = absl::InfinitePast();
+
+  mutable absl::Mutex mu_;
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool ready_ ABSL_GUARDED_BY(mu_) = false;
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace regatta::scheduler
+
+#endif  // REGATTA_SRC_SCHEDULER_SCHEDULER_H_

@@ -1,0 +1,307 @@
+// The scheduler loop on the real log, views and ingester, with a scripted executor: the test
+// reports nodes through the ExecutorRegistry and "runs" leases by appending run events itself.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/time_util.h"
+#include "gtest/gtest.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/eventlog/sqlite/sqlite_event_log.h"
+#include "src/ingest/ingester.h"
+#include "src/scheduler/executor_registry.h"
+#include "src/scheduler/scheduler.h"
+#include "src/store/sqlite/sqlite_store.h"
+
+namespace regatta::scheduler {
+namespace {
+
+using regatta::v1::Event;
+using regatta::v1::EventSequence;
+
+class SchedulerIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           absl::StrCat("regatta-sched-", getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    log_ = *eventlog::SqliteEventLog::Open((dir_ / "log.db").string());
+    store_ = *store::SqliteStore::Open((dir_ / "views.db").string());
+    ingester_ = std::make_unique<ingest::Ingester>(log_.get(), store_.get(), RealClock::Get());
+    ASSERT_TRUE(ingester_->Start().ok());
+  }
+
+  void TearDown() override {
+    scheduler_.reset();
+    ingester_->Stop();
+    log_->Close();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartScheduler(SchedulerOptions options = {}) {
+    options.priority_classes = {{"default", 1000}};
+    options.executor_timeout = absl::Seconds(30);
+    scheduler_ = std::make_unique<Scheduler>(
+        log_.get(), store_.get(),
+        [this](int64_t offset, absl::Time deadline) {
+          return ingester_->WaitForOffset(offset, deadline);
+        },
+        &registry_, &clock_, &ids_, options);
+    ASSERT_TRUE(scheduler_->Initialize().ok());
+  }
+
+  int64_t Append(EventSequence seq) {
+    std::vector<EventSequence> batch;
+    batch.push_back(std::move(seq));
+    absl::StatusOr<std::vector<int64_t>> offsets = log_->Append(std::move(batch));
+    EXPECT_TRUE(offsets.ok()) << offsets.status();
+    return offsets.ok() ? offsets->front() : 0;
+  }
+
+  void Ingested() {
+    ASSERT_TRUE(ingester_->WaitForOffset(log_->LastOffset(), absl::Now() + absl::Seconds(10)).ok());
+  }
+
+  Event NewEvent() {
+    Event e;
+    *e.mutable_created() =
+        google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(clock_.Now()));
+    return e;
+  }
+
+  void CreateQueue(const std::string& name, double priority_factor) {
+    EventSequence seq;
+    seq.set_queue(name);
+    Event* e = seq.add_events();
+    *e = NewEvent();
+    e->mutable_queue_created()->mutable_queue()->set_name(name);
+    e->mutable_queue_created()->mutable_queue()->set_priority_factor(priority_factor);
+    Append(std::move(seq));
+  }
+
+  std::vector<std::string> SubmitJobs(const std::string& queue, int count,
+                                      const std::string& cpu = "1") {
+    EventSequence seq;
+    seq.set_queue(queue);
+    seq.set_job_set("set");
+    std::vector<std::string> ids;
+    for (int i = 0; i < count; ++i) {
+      Event* e = seq.add_events();
+      *e = NewEvent();
+      regatta::v1::Job* job = e->mutable_submit_job()->mutable_job();
+      job->set_id(ids_.NewId());
+      job->set_queue(queue);
+      job->set_job_set("set");
+      job->set_priority_class("default");
+      job->add_groups("g");
+      job->mutable_task()->add_command("/bin/true");
+      (*job->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = cpu;
+      (*job->mutable_task()->mutable_resources()->mutable_requests())["memory"] = "1Mi";
+      *job->mutable_submit_time() = e->created();
+      ids.push_back(job->id());
+    }
+    Append(std::move(seq));
+    return ids;
+  }
+
+  void ReportNode(const std::string& executor, const std::string& node, const std::string& cpu,
+                  int max_runs = 1000) {
+    regatta::v1::LeaseRequest request;
+    request.set_executor_id(executor);
+    request.set_pool("default");
+    request.set_max_runs_to_lease(max_runs);
+    regatta::v1::NodeInfo* info = request.add_nodes();
+    info->set_id(node);
+    (*info->mutable_allocatable_resources())["cpu"] = cpu;
+    (*info->mutable_allocatable_resources())["memory"] = "100Gi";
+    absl::StatusOr<ExecutorState> state = ParseLeaseRequest(request, clock_.Now());
+    ASSERT_TRUE(state.ok()) << state.status();
+    registry_.Report(*state);
+  }
+
+  // Runs one cycle and returns the runs leased in it: run id -> job.
+  std::map<std::string, const JobRecord*> Cycle() {
+    std::map<std::string, std::string> before;
+    EXPECT_TRUE(scheduler_->RunCycle().ok());
+    std::map<std::string, const JobRecord*> leased;
+    for (const auto& [id, job] : scheduler_->job_db().jobs()) {
+      const RunRecord* run = job->latest_run();
+      if (run != nullptr && run->state == regatta::v1::RUN_STATE_LEASED &&
+          !seen_runs_.contains(run->run_id)) {
+        seen_runs_.insert(run->run_id);
+        leased[run->run_id] = job.get();
+      }
+    }
+    return leased;
+  }
+
+  // The executor's side of a run: pending, running, and (if `finish`) succeeded.
+  void RunEvents(const JobRecord& job, const std::string& run_id, bool finish) {
+    EventSequence seq;
+    seq.set_queue(job.queue);
+    seq.set_job_set(job.job_set);
+    Event* e = seq.add_events();
+    *e = NewEvent();
+    e->mutable_job_run_pending()->set_job_id(job.id);
+    e->mutable_job_run_pending()->set_run_id(run_id);
+    e = seq.add_events();
+    *e = NewEvent();
+    e->mutable_job_run_running()->set_job_id(job.id);
+    e->mutable_job_run_running()->set_run_id(run_id);
+    if (finish) {
+      e = seq.add_events();
+      *e = NewEvent();
+      e->mutable_job_run_succeeded()->set_job_id(job.id);
+      e->mutable_job_run_succeeded()->set_run_id(run_id);
+    }
+    Append(std::move(seq));
+  }
+
+  // Saturates an 8-cpu node with one-cpu jobs of two queues, finishing the oldest two runs per
+  // round, until `starts` jobs have started; returns the starts per queue.
+  std::map<std::string, int> StartsUnderContention(int starts) {
+    ReportNode("exec", "node", "8");
+    std::map<std::string, int> per_queue;
+    std::deque<std::pair<std::string, const JobRecord*>> running;
+    int total = 0;
+    for (int round = 0; round < 1000 && total < starts; ++round) {
+      Ingested();
+      for (const auto& [run_id, job] : Cycle()) {
+        if (total == starts) break;
+        ++per_queue[job->queue];
+        ++total;
+        running.emplace_back(run_id, job);
+        RunEvents(*job, run_id, /*finish=*/false);
+      }
+      for (int i = 0; i < 2 && !running.empty(); ++i) {
+        auto [run_id, job] = running.front();
+        running.pop_front();
+        EventSequence seq;
+        seq.set_queue(job->queue);
+        seq.set_job_set(job->job_set);
+        Event* e = seq.add_events();
+        *e = NewEvent();
+        e->mutable_job_run_succeeded()->set_job_id(job->id);
+        e->mutable_job_run_succeeded()->set_run_id(run_id);
+        Append(std::move(seq));
+      }
+    }
+    return per_queue;
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_{absl::FromUnixSeconds(1'800'000'000)};
+  SequentialIdGenerator ids_{"id-"};
+  std::unique_ptr<eventlog::SqliteEventLog> log_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<ingest::Ingester> ingester_;
+  ExecutorRegistry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+  absl::flat_hash_set<std::string> seen_runs_;
+};
+
+TEST_F(SchedulerIntegrationTest, EqualWeightsGetEqualSharesOfStartedJobs) {
+  CreateQueue("a", 1.0);
+  CreateQueue("b", 1.0);
+  SubmitJobs("a", 200);
+  SubmitJobs("b", 200);
+  Ingested();
+  StartScheduler();
+  std::map<std::string, int> starts = StartsUnderContention(200);
+  // Equal weights: 100 each; within ±5% of the 200 started.
+  EXPECT_NEAR(starts["a"], 100, 10) << starts["a"] << " vs " << starts["b"];
+  EXPECT_NEAR(starts["b"], 100, 10);
+}
+
+TEST_F(SchedulerIntegrationTest, WeightsOneToThreeGetOneToThreeShares) {
+  // Weight = 1 / priority factor: a has weight 1/3, b weight 1.
+  CreateQueue("a", 3.0);
+  CreateQueue("b", 1.0);
+  SubmitJobs("a", 200);
+  SubmitJobs("b", 200);
+  Ingested();
+  StartScheduler();
+  std::map<std::string, int> starts = StartsUnderContention(200);
+  // 1:3 of 200 started: a 50, b 150 (±5% of 200).
+  EXPECT_NEAR(starts["a"], 50, 10) << starts["a"] << " vs " << starts["b"];
+  EXPECT_NEAR(starts["b"], 150, 10);
+}
+
+TEST_F(SchedulerIntegrationTest, NoExecutorMeansNoLeasesAndSucceededRunsEndTheirJobs) {
+  CreateQueue("q", 1.0);
+  std::vector<std::string> ids = SubmitJobs("q", 3);
+  Ingested();
+  StartScheduler();
+  EXPECT_TRUE(Cycle().empty());
+  ReportNode("exec", "node", "2");
+  std::map<std::string, const JobRecord*> leased = Cycle();
+  ASSERT_EQ(leased.size(), 2u);  // two one-cpu jobs fill the node
+  for (const auto& [run_id, job] : leased) RunEvents(*job, run_id, /*finish=*/true);
+  Ingested();
+  Cycle();  // sees the runs succeed: publishes JobSucceeded, and leases the third job
+  Ingested();
+  absl::StatusOr<std::vector<store::JobLocation>> jobs = store_->GetJobLocations(ids);
+  ASSERT_TRUE(jobs.ok());
+  std::map<regatta::v1::JobState, int> states;
+  for (const auto& j : *jobs) ++states[j.state];
+  EXPECT_EQ(states[regatta::v1::JOB_STATE_SUCCEEDED], 2);
+  EXPECT_EQ(states[regatta::v1::JOB_STATE_LEASED], 1);
+}
+
+TEST_F(SchedulerIntegrationTest, LostExecutorRunsExpireAndRequeueUntilRetriesRunOut) {
+  CreateQueue("q", 1.0);
+  std::vector<std::string> ids = SubmitJobs("q", 1);
+  Ingested();
+  SchedulerOptions options;
+  options.default_max_retries = 1;
+  StartScheduler(options);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ReportNode("exec", "node", "2");
+    ASSERT_EQ(Cycle().size(), 1u) << "attempt " << attempt;
+    clock_.Advance(absl::Seconds(31));  // the executor goes silent past the timeout
+    Cycle();                            // expires the run and decides: requeue, then fail
+    Ingested();
+  }
+  Cycle();
+  Ingested();
+  absl::StatusOr<std::vector<regatta::v1::JobDetails>> details = store_->GetJobDetails(ids, false);
+  ASSERT_TRUE(details.ok());
+  ASSERT_EQ(details->size(), 1u);
+  const regatta::v1::JobDetails& job = details->front();
+  EXPECT_EQ(job.summary().state(), regatta::v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.error().reason(), regatta::v1::ERROR_REASON_MAX_RETRIES_EXCEEDED);
+  ASSERT_EQ(job.runs_size(), 2);
+  EXPECT_EQ(job.runs(0).state(), regatta::v1::RUN_STATE_LEASE_EXPIRED);
+  EXPECT_EQ(job.runs(1).state(), regatta::v1::RUN_STATE_LEASE_EXPIRED);
+}
+
+TEST_F(SchedulerIntegrationTest, CancelOfQueuedJobIsDecidedAndNeverLeased) {
+  CreateQueue("q", 1.0);
+  std::vector<std::string> ids = SubmitJobs("q", 1);
+  EventSequence cancel;
+  cancel.set_queue("q");
+  cancel.set_job_set("set");
+  Event* e = cancel.add_events();
+  *e = NewEvent();
+  e->mutable_cancel_job()->set_job_id(ids[0]);
+  e->mutable_cancel_job()->set_reason("changed my mind");
+  Append(std::move(cancel));
+  Ingested();
+  StartScheduler();
+  ReportNode("exec", "node", "2");
+  EXPECT_TRUE(Cycle().empty());
+  Ingested();
+  absl::StatusOr<std::vector<store::JobLocation>> jobs = store_->GetJobLocations(ids);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->front().state, regatta::v1::JOB_STATE_CANCELLED);
+}
+
+}  // namespace
+}  // namespace regatta::scheduler
