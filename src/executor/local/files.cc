@@ -87,7 +87,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   std::string dir = DirOf(path);
-  std::string tmp = absl::StrCat(dir, "/.", path.substr(dir.size() + 1), ".tmp");
+  size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmp =
+      absl::StrCat(slash == std::string::npos ? "" : path.substr(0, slash + 1), ".", base, ".tmp");
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open '", tmp, "'"));
   absl::Status status = WriteAll(fd, contents, tmp);
