@@ -241,8 +241,8 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
           absl::StrCat("the event log did not take the events: ", offsets.status().message()));
     }
   }
+  // No wake-up for the scheduler: it cycles once the views include these events.
   registry_->Touch(request.executor_id(), ctx_->clock->Now());
-  scheduler_->Wake();
   return response;
 }
 

@@ -85,6 +85,9 @@ void ExecutorRegistry::Report(ExecutorState state) {
     entry.sent.clear();
     entry.sent_incarnation = state.incarnation;
   }
+  state.incarnation_since = entry.state.incarnation == state.incarnation && !entry.state.id.empty()
+                                ? entry.state.incarnation_since
+                                : state.last_seen;
   // Runs the executor now holds need no more sending.
   for (const auto& [run_id, run_state] : state.runs) entry.sent.erase(run_id);
   entry.state = std::move(state);

@@ -28,6 +28,8 @@ struct ExecutorState {
   // Leases published for this executor since that request.
   int leased_since_report = 0;
   absl::Time last_seen;
+  // When this incarnation (executor process) first reported.
+  absl::Time incarnation_since;
 };
 
 // Checks a lease request and turns it into an ExecutorState. INVALID_ARGUMENT naming the field

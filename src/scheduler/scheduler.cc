@@ -229,22 +229,42 @@ void Scheduler::Loop() {
 absl::Status Scheduler::RunCycle() {
   absl::flat_hash_set<std::string> touched = std::move(revisit_);
   revisit_.clear();
-  RETURN_IF_ERROR(Sync(touched));
-  Publication decisions(clock_, options_.user_id);
-  ExpireLostExecutors(decisions, touched);
-  Decide(touched, decisions);
-  const int64_t decided = decisions.events();
-  RETURN_IF_ERROR(decisions.Publish(log_));
-  Publication leases(clock_, options_.user_id);
-  Schedule(leases);
-  const int64_t leased = leases.events();
-  RETURN_IF_ERROR(leases.Publish(log_));
+  if (absl::Status s = Sync(touched); !s.ok()) {
+    revisit_ = std::move(touched);
+    return s;
+  }
+  // Everything the cycle decides goes into one durable append: outcomes of ended runs, expired
+  // runs of lost executors, and new leases. A job requeued here is placed in the next cycle,
+  // which follows at once because the append moves the views.
+  Publication out(clock_, options_.user_id);
+  ExpireLostExecutors(out, touched);
+  Decide(touched, out);
+  const int64_t decided = out.events();
+  Schedule(out);
+  const int64_t leased = out.events() - decided;
+  if (absl::Status s = out.Publish(log_); !s.ok()) {
+    // Runs expired above exist only in the JobDb; start again from the views.
+    ReloadFromViews();
+    return s;
+  }
   job_db_.Compact(views_offset_);
   absl::MutexLock lock(&mu_);
   ++stats_.cycles;
   stats_.decisions += decided;
   stats_.leases += leased;
   return absl::OkStatus();
+}
+
+void Scheduler::ReloadFromViews() {
+  job_db_.Clear();
+  queues_.clear();
+  views_offset_ = 0;
+  revisit_.clear();
+  absl::flat_hash_set<std::string> touched;
+  if (absl::Status s = Sync(touched); !s.ok()) {
+    LOG_WARN("reloading the job database failed; the next cycle retries", "error", s.ToString());
+  }
+  revisit_ = std::move(touched);
 }
 
 absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
@@ -308,6 +328,33 @@ void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::s
   if (lost.empty() && !(grace_over && now - last_expiry_scan_ >= absl::Seconds(1))) return;
   last_expiry_scan_ = now;
   std::vector<std::string> expired;
+  // A restarted executor that no longer holds a run it had acknowledged (its state did not
+  // survive, e.g. the machine crashed) has lost it. Checked one executor timeout after the
+  // restart, so runs it finished and reported before are in the views by then.
+  absl::flat_hash_map<std::string, const ExecutorState*> restarted;
+  std::vector<ExecutorState> snapshot = executors_->Snapshot();
+  for (const ExecutorState& e : snapshot) {
+    if (live.contains(e.id) && now - e.incarnation_since > options_.executor_timeout) {
+      restarted[e.id] = &e;
+    }
+  }
+  for (const auto& [job_id, job] : job_db_.jobs()) {
+    for (const RunRecord& run : job->runs) {
+      auto it = restarted.find(run.executor_id);
+      if (it == restarted.end() || !run.active() || run.state == regatta::v1::RUN_STATE_LEASED ||
+          run.leased_time >= it->second->incarnation_since ||
+          it->second->runs.contains(run.run_id)) {
+        continue;
+      }
+      Event* event = out.Add(job->queue, job->job_set, nullptr);
+      event->mutable_job_run_lease_expired()->set_job_id(job->id);
+      event->mutable_job_run_lease_expired()->set_run_id(run.run_id);
+      touched.insert(job->id);
+      expired.push_back(run.run_id);
+      LOG_WARN("run expired: its executor restarted without it", "job", job->id, "run", run.run_id,
+               "executor", run.executor_id);
+    }
+  }
   for (const auto& [job_id, job] : job_db_.jobs()) {
     for (const RunRecord& run : job->runs) {
       if (!run.active() || live.contains(run.executor_id)) continue;

@@ -94,7 +94,8 @@ class Scheduler {
   void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out);
   void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched);
   void Schedule(Publication& out);
-  absl::Status Publish(Publication& out);
+  // Drops the JobDb and loads it again from the views (after a failed publish).
+  void ReloadFromViews();
   void Loop();
 
   eventlog::EventLog* const log_;

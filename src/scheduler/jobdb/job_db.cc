@@ -221,6 +221,15 @@ void JobDb::RecordRunState(absl::string_view run_id, regatta::v1::RunState state
   Bump();
 }
 
+void JobDb::Clear() {
+  absl::MutexLock lock(&mu_);
+  jobs_.clear();
+  job_of_run_.clear();
+  active_by_executor_.clear();
+  queued_.clear();
+  Bump();
+}
+
 void JobDb::Compact(int64_t views_offset) {
   std::vector<std::string> drop;
   for (const auto& [id, job] : jobs_) {

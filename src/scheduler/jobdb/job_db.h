@@ -106,6 +106,8 @@ class JobDb {
   void RecordRunState(absl::string_view run_id, regatta::v1::RunState state,
                       std::optional<regatta::v1::Error> error);
 
+  // Forgets everything (the scheduler reloads from the views).
+  void Clear();
   // Drops terminal jobs whose decisions are in the views and whose runs hold nothing.
   void Compact(int64_t views_offset);
 

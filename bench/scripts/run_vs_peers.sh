@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# End-to-end throughput, Regatta vs Slurm, in one run on this machine: N trivial jobs
+# (/bin/true), from the start of the submit until every job has succeeded.
+#
+#   bench/scripts/run_vs_peers.sh [BUILD_DIR]     (default build/default)
+#
+# Env: N=1000 jobs; REPS=3 Regatta repetitions (median reported); CPU=10m per job (the local
+#      executor offers the machine's cpus, so 10m lets ~200 /bin/true run at once, like Slurm's
+#      overcommitted SLOTS); SKIP_SLURM=1 skips the peer; SLOTS for Slurm (default 64).
+# 1. Regatta: `regatta up` (embedded SQLite log and views, local process executor), one queue,
+#    `regatta submit` of an N-job file, then `regatta watch` until all N have succeeded.
+# 2. Slurm 22.05: ../shared/peers/slurm_bench.sh (array and loop submission).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build/default}
+regatta=$build/cmd/regatta/regatta
+N=${N:-1000}
+REPS=${REPS:-3}
+CPU=${CPU:-10m}
+echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+work=$(mktemp -d -t regatta-run-bench.XXXX)
+up_pid=""
+cleanup() {
+  [[ -n "$up_pid" ]] && kill "$up_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+times=()
+for rep in $(seq "$REPS"); do
+  rm -rf "$work/data"
+  "$regatta" up --data-dir "$work/data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
+    --set logging.level=warn > "$work/up.out" 2> "$work/up.err" &
+  up_pid=$!
+  for _ in $(seq 100); do grep -q 'gRPC: ' "$work/up.out" && break; sleep 0.1; done
+  server=$(sed -n 's/.*gRPC: //p' "$work/up.out")
+  "$regatta" --server "$server" queue create bench > /dev/null
+  printf 'queue: bench\njobSet: run%s\njobs:\n  - command: [/bin/true]\n    resources: {requests: {cpu: %s, memory: 8Mi}}\n    count: %s\n' \
+    "$rep" "$CPU" "$N" > "$work/jobs.yaml"
+  start=$(date +%s.%N)
+  "$regatta" --server "$server" submit "$work/jobs.yaml" -o json > /dev/null
+  "$regatta" --server "$server" watch bench "run$rep" --timeout 600s > "$work/watch.out"
+  end=$(date +%s.%N)
+  tail -1 "$work/watch.out"
+  t=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')
+  times+=("$t")
+  awk -v t="$t" -v n="$N" -v r="$rep" 'BEGIN { printf "  rep %d: %d jobs in %.3f s (%.0f jobs/s)\n", r, n, t, n/t }'
+  kill "$up_pid"; wait "$up_pid" 2>/dev/null || true; up_pid=""
+done
+median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+awk -v t="$median" -v n="$N" -v r="$REPS" \
+  'BEGIN { printf "RESULT regatta-up %d jobs submit->all succeeded in %.3f s (%.0f jobs/s, median of %d)\n", n, t, n/t, r }'
+
+if [[ "${SKIP_SLURM:-0}" != 1 ]]; then
+  echo "== Slurm 22.05 (../shared/peers/slurm_bench.sh, SLOTS=${SLOTS:-64})"
+  SLOTS=${SLOTS:-64} bash "$here/../shared/peers/slurm_bench.sh" "$N" 2>&1 | grep -E 'RESULT|s ' \
+    || echo "slurm peer failed (see its output)"
+fi
