@@ -109,6 +109,12 @@ std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> Gateway::OpenEventStream(
   return events_->GetJobSetEvents(context, plan.request);
 }
 
+std::unique_ptr<grpc::ClientReader<v1::LogChunk>> Gateway::OpenLogStream(
+    grpc::ClientContext* context, const LogStreamPlan& plan) {
+  if (!plan.authorization.empty()) context->AddMetadata("authorization", plan.authorization);
+  return jobs_->GetJobLogs(context, plan.request);
+}
+
 HttpResponse Gateway::EventsAsJson(const HttpRequest& request,
                                    const v1::JobSetEventsRequest& events_request) {
   grpc::ClientContext context;
@@ -305,6 +311,16 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
                                          [&](grpc::ClientContext* c, v1::ListJobsResponse* out) {
                                            return jobs_->ListJobs(c, rpc, out);
                                          });
+    }
+
+    case RouteId::kGetJobLogs: {
+      LogStreamPlan plan;
+      plan.authorization = request.authorization;
+      if (absl::Status s = query_into(&plan.request, {{}, {"job_id"}}); !s.ok()) {
+        return ErrorResponse(s);
+      }
+      plan.request.set_job_id(var("id"));
+      return plan;
     }
 
     // ---- Events ------------------------------------------------------------------------------

@@ -41,7 +41,14 @@ struct EventStreamPlan {
   std::string authorization;
 };
 
-using GatewayResult = std::variant<HttpResponse, EventStreamPlan>;
+// A request for a job's log (GET /v1/jobs/{id}/logs); the server runs it on its own thread
+// because following a run lasts as long as the run. The body is the raw log bytes.
+struct LogStreamPlan {
+  regatta::v1::GetJobLogsRequest request;
+  std::string authorization;
+};
+
+using GatewayResult = std::variant<HttpResponse, EventStreamPlan, LogStreamPlan>;
 
 struct GatewayOptions {
   // Deadline of each unary call (and of a non-watching JSON event read).
@@ -56,13 +63,18 @@ class Gateway {
  public:
   Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options);
 
-  // Answers `request`, or for an SSE request returns the plan for StreamEvents.
+  // Answers `request`, or for a streamed response (server-sent events, a job's log) returns the
+  // plan the server runs on a stream thread.
   GatewayResult Handle(const HttpRequest& request);
 
   // Starts the streaming call of `plan` on `context` (forwarding the authorization), which the
   // caller has registered with tracker(). No deadline: a watch lasts until cancelled.
   std::unique_ptr<grpc::ClientReader<regatta::v1::JobSetEvent>> OpenEventStream(
       grpc::ClientContext* context, const EventStreamPlan& plan);
+
+  // Starts JobService.GetJobLogs for `plan` on `context`, like OpenEventStream.
+  std::unique_ptr<grpc::ClientReader<regatta::v1::LogChunk>> OpenLogStream(
+      grpc::ClientContext* context, const LogStreamPlan& plan);
 
   CallTracker& tracker() { return tracker_; }
 

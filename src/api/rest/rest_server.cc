@@ -38,21 +38,22 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 using Executor = net::any_io_executor;
 
-// Unsent SSE bytes per stream before its reader thread waits (and gRPC flow control pushes
-// back on the service).
+// Unsent bytes per stream (SSE frames, log data) before its reader thread waits (and gRPC flow
+// control pushes back on the service).
 constexpr size_t kMaxQueuedStreamBytes = 4 << 20;
 // After an error response on a connection whose request body was not read, unread input is
 // drained for a moment so the client sees the response instead of a reset.
 constexpr size_t kMaxDrainBytes = 1 << 20;
 constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr absl::string_view kLogContentType = "text/plain; charset=utf-8";
 
 std::chrono::nanoseconds ToChrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
 
 std::string ToStd(beast::string_view s) { return std::string(s.data(), s.size()); }
 
-// The gRPC side of one event stream, shared by the connection (which may cancel it) and the
-// thread that reads it.
-class EventStreamCall {
+// The gRPC side of one streamed response (events or a log), shared by the connection (which may
+// cancel it) and the thread that reads it.
+class StreamCall {
  public:
   grpc::ClientContext context;
 
@@ -67,7 +68,7 @@ class EventStreamCall {
   // Blocks while too much is queued for the client. False once cancelled.
   bool WaitForRoom() {
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &EventStreamCall::HasRoomOrCancelled));
+    mu_.Await(absl::Condition(this, &StreamCall::HasRoomOrCancelled));
     return !cancelled_;
   }
 
@@ -184,12 +185,18 @@ class ServerState {
   std::list<StreamThread> streams_ ABSL_GUARDED_BY(mu_);
 };
 
-void RunEventStream(std::shared_ptr<ServerState> state, std::shared_ptr<EventStreamCall> call,
-                    EventStreamPlan plan, std::weak_ptr<Session> session, Executor strand);
+// What a stream thread runs: reads the gRPC stream and posts its data to the session.
+using StreamBody = std::function<void(std::shared_ptr<ServerState>, std::shared_ptr<StreamCall>,
+                                      std::weak_ptr<Session>, Executor)>;
+
+void RunEventStream(std::shared_ptr<ServerState> state, std::shared_ptr<StreamCall> call,
+                    const EventStreamPlan& plan, std::weak_ptr<Session> session, Executor strand);
+void RunLogStream(std::shared_ptr<ServerState> state, std::shared_ptr<StreamCall> call,
+                  const LogStreamPlan& plan, std::weak_ptr<Session> session, Executor strand);
 
 // One HTTP connection. Every handler runs on the connection's strand; unary calls run inline
-// (blocking one pool thread), event streams are read by a thread of their own that posts
-// frames back here.
+// (blocking one pool thread), streamed responses (event streams, logs) are read by a thread of
+// their own that posts data back here.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<ServerState> state)
@@ -314,6 +321,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auto* response = std::get_if<HttpResponse>(&result)) {
       return WriteResponse(std::move(*response), keep_alive_);
     }
+    if (auto* logs = std::get_if<LogStreamPlan>(&result)) return StartLogStream(std::move(*logs));
     StartEventStream(std::move(std::get<EventStreamPlan>(result)));
   }
 
@@ -336,31 +344,60 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
-  // ---- Server-sent events ------------------------------------------------------------------
+  // ---- Streamed responses: server-sent events and logs --------------------------------------
+
+  enum class StreamKind { kEvents, kLogs };
 
   void StartEventStream(EventStreamPlan plan) {
-    auto call = std::make_shared<EventStreamCall>();
+    StartStream(StreamKind::kEvents,
+                [plan = std::move(plan)](std::shared_ptr<ServerState> state,
+                                         std::shared_ptr<StreamCall> call,
+                                         std::weak_ptr<Session> session, Executor strand) {
+                  RunEventStream(std::move(state), std::move(call), plan, std::move(session),
+                                 std::move(strand));
+                });
+  }
+
+  void StartLogStream(LogStreamPlan plan) {
+    // Without follow the log is read to its current end and answered as one response with a
+    // Content-Length, unless it outgrows the buffer; following streams it as it arrives.
+    buffering_ = !plan.request.follow();
+    StartStream(StreamKind::kLogs, [plan = std::move(plan)](std::shared_ptr<ServerState> state,
+                                                            std::shared_ptr<StreamCall> call,
+                                                            std::weak_ptr<Session> session,
+                                                            Executor strand) {
+      RunLogStream(std::move(state), std::move(call), plan, std::move(session), std::move(strand));
+    });
+  }
+
+  void StartStream(StreamKind kind, StreamBody body) {
+    stream_kind_ = kind;
+    auto call = std::make_shared<StreamCall>();
     std::weak_ptr<Session> weak = shared_from_this();
     ServerState::StartResult started = state_->StartStreamThread(
-        [state = state_, call, plan = std::move(plan), weak, strand = stream_.get_executor()] {
-          RunEventStream(state, call, plan, weak, strand);
+        [state = state_, call, body = std::move(body), weak, strand = stream_.get_executor()] {
+          body(state, call, weak, strand);
         });
     if (started != ServerState::StartResult::kStarted) {
       return WriteResponse(ErrorResponse(grpc::StatusCode::UNAVAILABLE,
                                          started == ServerState::StartResult::kStopping
                                              ? "the server is shutting down"
-                                             : "too many event streams; retry later"),
+                                             : "too many streams; retry later"),
                            false);
     }
     call_ = std::move(call);
     last_progress_ = std::chrono::steady_clock::now();
-    // An EventSource client sends nothing more; a read ending is how a disconnect shows.
+    // An EventSource or curl client sends nothing more; a read ending is how a disconnect shows.
     ReadUntilClosed();
-    header_timer_.expires_after(ToChrono(state_->options.sse_header_delay));
-    header_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->closed_ || self->headers_sent_ || self->stream_ended_) return;
-      self->SendStreamHeaders();
-    });
+    if (!buffering_) {
+      header_timer_.expires_after(ToChrono(state_->options.sse_header_delay));
+      header_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+        if (ec || self->closed_ || self->headers_sent_ || self->stream_ended_ || self->buffering_) {
+          return;
+        }
+        self->SendStreamHeaders();
+      });
+    }
     ScheduleKeepalive();
   }
 
@@ -368,13 +405,15 @@ class Session : public std::enable_shared_from_this<Session> {
     headers_sent_ = true;
     // HTTP/1.0 has no chunked encoding: the body then ends when the connection closes.
     chunked_ = version_ >= 11;
-    std::string head =
+    std::string head = absl::StrCat(
         "HTTP/1.1 200 OK\r\n"
         "Server: regatta\r\n"
-        "Content-Type: text/event-stream\r\n"
+        "Content-Type: ",
+        stream_kind_ == StreamKind::kEvents ? "text/event-stream" : kLogContentType, "\r\n",
+        stream_kind_ == StreamKind::kLogs ? "X-Content-Type-Options: nosniff\r\n" : "",
         "Cache-Control: no-cache\r\n"
         "X-Accel-Buffering: no\r\n"
-        "Connection: close\r\n";
+        "Connection: close\r\n");
     if (chunked_) head += "Transfer-Encoding: chunked\r\n";
     head += "\r\n";
     QueueWrite(std::move(head), 0);
@@ -421,8 +460,11 @@ class Session : public std::enable_shared_from_this<Session> {
         // The client stopped reading; holding its events forever helps nobody.
         return self->Close();
       }
-      if (!self->headers_sent_) self->SendStreamHeaders();
-      if (self->out_.size() < 4) self->QueueBody(FormatSseComment("keepalive"), 0);
+      if (!self->headers_sent_ && !self->buffering_) self->SendStreamHeaders();
+      // A log is raw bytes: it has no comments to keep a connection busy with.
+      if (self->stream_kind_ == StreamKind::kEvents && self->out_.size() < 4) {
+        self->QueueBody(FormatSseComment("keepalive"), 0);
+      }
       self->ScheduleKeepalive();
     });
   }
@@ -479,8 +521,12 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t drained_ = 0;
   std::array<char, 4096> scratch_;
 
-  // Event stream state.
-  std::shared_ptr<EventStreamCall> call_;
+  // Streamed response state.
+  StreamKind stream_kind_ = StreamKind::kEvents;
+  std::shared_ptr<StreamCall> call_;
+  // A log read without follow collects its data here to answer with a Content-Length.
+  bool buffering_ = false;
+  std::string buffered_;
   bool headers_sent_ = false;
   bool chunked_ = false;
   bool stream_ended_ = false;
@@ -498,6 +544,17 @@ void Session::OnStreamData(std::string frame) {
     if (call_) call_->Sent(n);
     return;
   }
+  if (buffering_) {
+    // Buffered data is bounded by log_buffer_bytes, not by the stream's send queue.
+    buffered_ += frame;
+    if (call_) call_->Sent(n);
+    if (buffered_.size() < state_->options.log_buffer_bytes) return;
+    // Too much for one buffered response: send it as a stream instead.
+    buffering_ = false;
+    SendStreamHeaders();
+    QueueBody(std::exchange(buffered_, std::string()), 0);
+    return;
+  }
   if (!headers_sent_) SendStreamHeaders();
   QueueBody(frame, n);
 }
@@ -511,38 +568,77 @@ void Session::OnStreamEnd(grpc::Status status) {
     // Nothing sent yet: the failure can still be a proper HTTP error.
     return WriteResponse(ErrorResponse(status), false);
   }
+  if (buffering_) {
+    // The whole log, with a Content-Length.
+    HttpResponse response;
+    response.content_type = std::string(kLogContentType);
+    response.body = std::exchange(buffered_, std::string());
+    response.headers = {{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-cache"}};
+    return WriteResponse(std::move(response), false);
+  }
   if (!headers_sent_) SendStreamHeaders();
-  if (!status.ok()) QueueBody(FormatSseError(status), 0);
-  if (chunked_) QueueWrite(std::string(kLastHttpChunk), 0);
   close_when_written_ = true;
+  if (!status.ok()) {
+    if (stream_kind_ == StreamKind::kLogs) {
+      // A log body is the raw bytes, with no room for an error. Closing without the last chunk
+      // tells the client that the body is incomplete (curl: "transfer closed with outstanding
+      // read data remaining").
+      LOG_WARN("rest log stream failed after its headers", "code",
+               std::string(GrpcCodeName(status.error_code())), "error", status.error_message());
+      if (!writing_) Linger();
+      return;
+    }
+    QueueBody(FormatSseError(status), 0);
+  }
+  if (chunked_) QueueWrite(std::string(kLastHttpChunk), 0);
   if (!writing_) Linger();
 }
 
-void RunEventStream(std::shared_ptr<ServerState> state, std::shared_ptr<EventStreamCall> call,
-                    EventStreamPlan plan, std::weak_ptr<Session> session, Executor strand) {
+// Reads a server stream of Message on `call`, turning each message into body data with
+// `to_data` (empty: nothing to send), and posts the data and then the status to the session.
+template <typename Message, typename Open, typename ToData>
+void RunStream(ServerState& state, StreamCall& call, const std::weak_ptr<Session>& session,
+               const Executor& strand, Open open, ToData to_data) {
   grpc::Status status;
-  CallTracker& tracker = state->gateway.tracker();
-  if (!tracker.Register(&call->context)) {
+  CallTracker& tracker = state.gateway.tracker();
+  if (!tracker.Register(&call.context)) {
     status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
   } else {
-    std::unique_ptr<grpc::ClientReader<regatta::v1::JobSetEvent>> reader =
-        state->gateway.OpenEventStream(&call->context, plan);
-    regatta::v1::JobSetEvent event;
-    while (reader->Read(&event)) {
-      std::string frame = FormatSseEvent(event);
+    std::unique_ptr<grpc::ClientReader<Message>> reader = open(&call.context);
+    Message message;
+    while (reader->Read(&message)) {
+      std::string data = to_data(message);
+      // Nothing to send; and an empty HTTP chunk would end the body.
+      if (data.empty()) continue;
       // Once cancelled, keep reading: Read returns false soon and Finish must follow it.
-      if (!call->WaitForRoom()) continue;
-      call->Queued(frame.size());
-      net::post(strand, [session, frame = std::move(frame)]() mutable {
-        if (auto s = session.lock()) s->OnStreamData(std::move(frame));
+      if (!call.WaitForRoom()) continue;
+      call.Queued(data.size());
+      net::post(strand, [session, data = std::move(data)]() mutable {
+        if (auto s = session.lock()) s->OnStreamData(std::move(data));
       });
     }
     status = reader->Finish();
-    tracker.Unregister(&call->context);
+    tracker.Unregister(&call.context);
   }
   net::post(strand, [session, status] {
     if (auto s = session.lock()) s->OnStreamEnd(status);
   });
+}
+
+void RunEventStream(std::shared_ptr<ServerState> state, std::shared_ptr<StreamCall> call,
+                    const EventStreamPlan& plan, std::weak_ptr<Session> session, Executor strand) {
+  RunStream<regatta::v1::JobSetEvent>(
+      *state, *call, session, strand,
+      [&](grpc::ClientContext* context) { return state->gateway.OpenEventStream(context, plan); },
+      [](const regatta::v1::JobSetEvent& event) { return FormatSseEvent(event); });
+}
+
+void RunLogStream(std::shared_ptr<ServerState> state, std::shared_ptr<StreamCall> call,
+                  const LogStreamPlan& plan, std::weak_ptr<Session> session, Executor strand) {
+  RunStream<regatta::v1::LogChunk>(
+      *state, *call, session, strand,
+      [&](grpc::ClientContext* context) { return state->gateway.OpenLogStream(context, plan); },
+      [](regatta::v1::LogChunk& chunk) { return std::move(*chunk.mutable_data()); });
 }
 
 // Accepts connections on its own strand.
@@ -713,6 +809,9 @@ absl::StatusOr<std::unique_ptr<RestServer>> RestServer::Start(
   }
   if (options.max_streams < 1) {
     return absl::InvalidArgumentError("REST max_streams must be positive");
+  }
+  if (options.log_buffer_bytes == 0) {
+    return absl::InvalidArgumentError("REST log_buffer_bytes must be positive");
   }
   if (options.sse_keepalive <= absl::ZeroDuration() ||
       options.sse_header_delay < absl::ZeroDuration() ||

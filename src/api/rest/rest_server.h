@@ -29,21 +29,24 @@ struct RestOptions {
   absl::Duration idle_timeout = absl::Seconds(60);
   // Interval of ": keepalive" comments on an event stream.
   absl::Duration sse_keepalive = absl::Seconds(15);
-  // An event stream answers with its headers at the first event, or after this long without
-  // one, so a failing call can still get a proper HTTP error status.
+  // An event stream (or a followed log) answers with its headers at the first data, or after
+  // this long without any, so a failing call can still get a proper HTTP error status.
   absl::Duration sse_header_delay = absl::Seconds(1);
   // A stream whose client accepts no data for this long is closed.
   absl::Duration sse_stall_timeout = absl::Seconds(60);
-  // Concurrent event streams; more get 503.
+  // Concurrent streamed responses (event streams and log reads); more get 503.
   int max_streams = 1024;
+  // A log read without follow is answered in one response with a Content-Length up to this
+  // size; a larger log is streamed (chunked) instead of being held in memory.
+  size_t log_buffer_bytes = 8 << 20;
   // Reported by GET /v1/version; empty means the build's version.
   std::string version;
 };
 
 // The REST/JSON mapping of the gRPC API (grpc-gateway style) over HTTP/1.1, with server-sent
-// events for job-set event streams. Every route becomes a call on the given channel, so REST
-// and gRPC share the same services, validation and auth; the Authorization header is forwarded
-// as the "authorization" metadata. The routes are listed in docs/rest.md.
+// events for job-set event streams and plain-text job logs. Every route becomes a call on the given
+// channel, so REST and gRPC share the same services, validation and auth; the Authorization header
+// is forwarded as the "authorization" metadata. The routes are listed in docs/rest.md.
 class RestServer {
  public:
   // Binds and starts serving. Errors: INVALID_ARGUMENT for bad options, UNAVAILABLE if the

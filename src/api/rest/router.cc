@@ -56,6 +56,7 @@ const std::vector<RouteSpec>& Routes() {
       Spec("GET", "/v1/jobs/{id}", RouteId::kGetJobDetails),
       Spec("POST", "/v1/jobs:list", RouteId::kListJobs),
       Spec("GET", "/v1/jobs", RouteId::kGetListJobs),
+      Spec("GET", "/v1/jobs/{id}/logs", RouteId::kGetJobLogs),
       Spec("GET", "/v1/queues/{queue}/jobsets/{jobSet}/events", RouteId::kJobSetEvents),
   };
   return *routes;

@@ -33,6 +33,7 @@ enum class RouteId {
   kGetJobDetails,  // GET /v1/jobs/{id}
   kListJobs,       // POST /v1/jobs:list
   kGetListJobs,    // GET /v1/jobs
+  kGetJobLogs,     // GET /v1/jobs/{id}/logs
   kJobSetEvents,
 };
 

@@ -223,6 +223,90 @@ grpc::Status FakeJobService::ListJobs(grpc::ServerContext* c, const v1::ListJobs
   return grpc::Status::OK;
 }
 
+grpc::Status FakeJobService::GetJobLogs(grpc::ServerContext* c, const v1::GetJobLogsRequest* r,
+                                        grpc::ServerWriter<v1::LogChunk>* writer) {
+  recorder_->Record(c, "GetJobLogs", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    ++active_logs_;
+  }
+  auto finish = [&](grpc::Status status, bool was_cancelled) {
+    absl::MutexLock lock(&mu_);
+    --active_logs_;
+    if (was_cancelled) ++cancelled_logs_;
+    return status;
+  };
+  size_t next = 0;
+  int64_t offset = 0;
+  for (bool first = true;; first = false) {
+    std::vector<std::string> fresh;
+    bool ended;
+    grpc::Status failure;
+    {
+      absl::MutexLock lock(&mu_);
+      // Wakes on news or after a short wait, to notice cancellation.
+      auto news = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return log_.size() > next || log_ended_;
+      };
+      if (!first) mu_.AwaitWithTimeout(absl::Condition(&news), absl::Milliseconds(10));
+      fresh.assign(log_.begin() + next, log_.end());
+      next = log_.size();
+      ended = log_ended_;
+      failure = log_failure_;
+    }
+    for (std::string& data : fresh) {
+      v1::LogChunk chunk;
+      offset += static_cast<int64_t>(data.size());
+      chunk.set_data(std::move(data));
+      chunk.set_next_offset(offset);
+      if (!writer->Write(chunk)) return finish(grpc::Status::CANCELLED, true);
+    }
+    if (!failure.ok()) return finish(failure, false);
+    if (ended || !r->follow()) {
+      // The last chunk carries no data, like the executor's.
+      v1::LogChunk last;
+      last.set_next_offset(offset);
+      last.set_end(ended);
+      writer->Write(last);
+      return finish(grpc::Status::OK, false);
+    }
+    if (c->IsCancelled()) return finish(grpc::Status::CANCELLED, true);
+  }
+}
+
+void FakeJobService::set_log(std::vector<std::string> chunks) {
+  absl::MutexLock lock(&mu_);
+  log_ = std::move(chunks);
+}
+
+void FakeJobService::AppendLog(std::string chunk) {
+  absl::MutexLock lock(&mu_);
+  log_.push_back(std::move(chunk));
+}
+
+void FakeJobService::EndLog() {
+  absl::MutexLock lock(&mu_);
+  log_ended_ = true;
+}
+
+void FakeJobService::FailLogAfterData(grpc::Status status) {
+  absl::MutexLock lock(&mu_);
+  log_failure_ = std::move(status);
+}
+
+bool FakeJobService::WaitForActiveLogs(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_logs_ == n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+}
+
+bool FakeJobService::WaitForCancelledLogs(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_logs_ >= n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+}
+
 // ---- Events -----------------------------------------------------------------------------------
 
 std::vector<v1::JobSetEvent> FakeEventService::CannedEvents() {

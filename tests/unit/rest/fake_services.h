@@ -95,6 +95,9 @@ class FakeSubmitService final : public regatta::v1::SubmitService::Service {
   Recorder* recorder_;
 };
 
+// GetJobLogs streams a scripted log: the chunks set so far (by default "one\n", "two\n"), then
+// an empty chunk; with follow, also every chunk appended later, until EndLog() (or the client
+// cancels).
 class FakeJobService final : public regatta::v1::JobService::Service {
  public:
   explicit FakeJobService(Recorder* recorder) : recorder_(recorder) {}
@@ -104,9 +107,28 @@ class FakeJobService final : public regatta::v1::JobService::Service {
                              regatta::v1::GetJobDetailsResponse* out) override;
   grpc::Status ListJobs(grpc::ServerContext* c, const regatta::v1::ListJobsRequest* r,
                         regatta::v1::ListJobsResponse* out) override;
+  grpc::Status GetJobLogs(grpc::ServerContext* c, const regatta::v1::GetJobLogsRequest* r,
+                          grpc::ServerWriter<regatta::v1::LogChunk>* writer) override;
+
+  void set_log(std::vector<std::string> chunks) ABSL_LOCKS_EXCLUDED(mu_);
+  void AppendLog(std::string chunk) ABSL_LOCKS_EXCLUDED(mu_);
+  // The run ended: following calls send what is left and finish.
+  void EndLog() ABSL_LOCKS_EXCLUDED(mu_);
+  // Calls fail with `status` after sending the log so far (the executor went away mid-read).
+  void FailLogAfterData(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // GetJobLogs calls running now, and those that ended because the client cancelled.
+  bool WaitForActiveLogs(int n, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  bool WaitForCancelledLogs(int n, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   Recorder* recorder_;
+  absl::Mutex mu_;
+  std::vector<std::string> log_ ABSL_GUARDED_BY(mu_) = {"one\n", "two\n"};
+  bool log_ended_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status log_failure_ ABSL_GUARDED_BY(mu_);
+  int active_logs_ ABSL_GUARDED_BY(mu_) = 0;
+  int cancelled_logs_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Streams the canned events after `from_id`; with watch, also every event pushed with Push()
@@ -147,6 +169,7 @@ class FakeApi {
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   Recorder& recorder() { return recorder_; }
   FakeEventService& events() { return events_; }
+  FakeJobService& jobs() { return jobs_; }
 
  private:
   Recorder recorder_;

@@ -215,7 +215,7 @@ void SseClient::Decode() {
   raw_ += buffer;
   buffer.clear();
   if (chunked_) {
-    if (Dechunk(raw_, text_)) ended_ = true;
+    if (Dechunk(raw_, text_)) ended_ = complete_ = true;
   } else {
     text_ += raw_;
     raw_.clear();
@@ -275,6 +275,14 @@ bool SseClient::WaitForComment(absl::Duration timeout) {
     if (!Pump(deadline - absl::Now()) && (ended_ || conn_ == nullptr)) break;
   }
   return has_comment();
+}
+
+bool SseClient::WaitForText(absl::string_view text, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!absl::StrContains(text_, text) && absl::Now() < deadline) {
+    if (!Pump(deadline - absl::Now()) && (ended_ || conn_ == nullptr || conn_->eof())) break;
+  }
+  return absl::StrContains(text_, text);
 }
 
 bool SseClient::WaitForEnd(absl::Duration timeout) {

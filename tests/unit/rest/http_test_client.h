@@ -87,6 +87,10 @@ class SseClient {
   bool WaitForComment(absl::Duration timeout);
   // Waits for the end of the body (last chunk or EOF).
   bool WaitForEnd(absl::Duration timeout = absl::Seconds(10));
+  // Waits until the decoded body contains `text` (for plain streamed bodies such as logs).
+  bool WaitForText(absl::string_view text, absl::Duration timeout = absl::Seconds(10));
+  // The chunked body ended with its last chunk (not just with the connection).
+  bool complete() const { return complete_; }
   std::vector<SseFrame> Events() const;
   const std::vector<SseFrame>& frames() const { return frames_; }
   // The undecoded body after the head (for error responses).
@@ -101,6 +105,7 @@ class SseClient {
   bool head_done_ = false;
   bool chunked_ = false;
   bool ended_ = false;
+  bool complete_ = false;
   int status_ = 0;
   std::map<std::string, std::string> headers_;
   std::string raw_;   // undecoded body bytes

@@ -1,15 +1,18 @@
 // The transport-free parts of the REST mapping: routing, decoding, query mapping, errors, SSE.
 #include <algorithm>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "regatta/v1/event_service.pb.h"
 #include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/queue_service.pb.h"
 #include "src/api/rest/errors.h"
+#include "src/api/rest/gateway.h"
 #include "src/api/rest/proto_json.h"
 #include "src/api/rest/router.h"
 #include "src/api/rest/sse.h"
@@ -73,6 +76,7 @@ TEST(MatchRouteTest, MatchesEveryRouteShape) {
   EXPECT_EQ(id("GET", "/v1/jobs/j1"), RouteId::kGetJobDetails);
   EXPECT_EQ(id("POST", "/v1/jobs:list"), RouteId::kListJobs);
   EXPECT_EQ(id("GET", "/v1/jobs"), RouteId::kGetListJobs);
+  EXPECT_EQ(id("GET", "/v1/jobs/j1/logs"), RouteId::kGetJobLogs);
   EXPECT_EQ(id("GET", "/v1/queues/q/jobsets/s/events"), RouteId::kJobSetEvents);
 }
 
@@ -107,9 +111,43 @@ TEST(MatchRouteTest, NotFoundAndMethodNotAllowed) {
   r = MatchRoute("GET", "/v1/jobs:submit").value();
   EXPECT_EQ(r.kind, RouteResult::Kind::kMethodNotAllowed);
   EXPECT_EQ(r.allowed, "POST");
+  r = MatchRoute("DELETE", "/v1/jobs/j1/logs").value();
+  EXPECT_EQ(r.kind, RouteResult::Kind::kMethodNotAllowed);
+  EXPECT_EQ(r.allowed, "GET");
+  EXPECT_EQ(MatchRoute("GET", "/v1/jobs//logs").value().kind, RouteResult::Kind::kNotFound);
 
   EXPECT_EQ(MatchRoute("GET", "/v1/queues/%zz").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GatewayTest, LogsRouteBecomesALogStreamPlan) {
+  // Planning a log read makes no call, so the channel may lead nowhere.
+  Gateway gateway(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()), {});
+  HttpRequest request;
+  request.method = "GET";
+  request.target = "/v1/jobs/a%2Fb/logs?follow=true&tailLines=3&runId=r%201";
+  request.authorization = "Bearer t";
+  GatewayResult result = gateway.Handle(request);
+  ASSERT_TRUE(std::holds_alternative<LogStreamPlan>(result));
+  const LogStreamPlan& plan = std::get<LogStreamPlan>(result);
+  EXPECT_EQ(plan.authorization, "Bearer t");
+  EXPECT_EQ(plan.request.job_id(), "a/b");
+  EXPECT_TRUE(plan.request.follow());
+  EXPECT_EQ(plan.request.tail_lines(), 3);
+  EXPECT_EQ(plan.request.run_id(), "r 1");
+
+  request.target = "/v1/jobs/a/logs";
+  result = gateway.Handle(request);
+  ASSERT_TRUE(std::holds_alternative<LogStreamPlan>(result));
+  EXPECT_FALSE(std::get<LogStreamPlan>(result).request.follow());
+  EXPECT_EQ(std::get<LogStreamPlan>(result).request.tail_lines(), 0);
+
+  request.target = "/v1/jobs/a/logs?lines=3";
+  result = gateway.Handle(request);
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(result));
+  EXPECT_EQ(std::get<HttpResponse>(result).status, 400);
+  EXPECT_EQ(nlohmann::json::parse(std::get<HttpResponse>(result).body)["message"],
+            "unknown query parameter \"lines\"");
 }
 
 TEST(ApplyQueryParamsTest, MapsScalarsRepeatedEnumsAndMaps) {

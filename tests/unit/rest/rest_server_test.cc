@@ -547,6 +547,165 @@ TEST_F(RestServerTest, StartReportsBadOptionsAndBusyPorts) {
   EXPECT_EQ(Do("GET", "/healthz").status, 200);
 }
 
+// ---- Logs -------------------------------------------------------------------------------------
+
+TEST_F(RestServerTest, LogsWithoutFollowAreOneResponseWithContentLength) {
+  HttpReply reply =
+      Do("GET", "/v1/jobs/job%201/logs?tailLines=5&runId=r-1", "", {{"Authorization", "Bearer l"}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.header("content-type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(reply.header("content-length"), "8");
+  EXPECT_EQ(reply.header("transfer-encoding"), "");
+  EXPECT_EQ(reply.header("x-content-type-options"), "nosniff");
+  EXPECT_EQ(reply.body, "one\ntwo\n");
+
+  testing::RecordedCall call = recorder().Last();
+  EXPECT_EQ(call.method, "GetJobLogs");
+  EXPECT_EQ(call.authorization, "Bearer l");
+  auto request = recorder().LastRequest<v1::GetJobLogsRequest>();
+  EXPECT_EQ(request.job_id(), "job 1");
+  EXPECT_EQ(request.run_id(), "r-1");
+  EXPECT_EQ(request.tail_lines(), 5);
+  EXPECT_FALSE(request.follow());
+
+  // Proto names work too; an empty log is an empty body.
+  api_.jobs().set_log({});
+  HttpReply empty = Do("GET", "/v1/jobs/j/logs?tail_lines=2&run_id=r&follow=false");
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_EQ(empty.body, "");
+  EXPECT_EQ(empty.header("content-length"), "0");
+  request = recorder().LastRequest<v1::GetJobLogsRequest>();
+  EXPECT_EQ(request.tail_lines(), 2);
+  EXPECT_EQ(request.run_id(), "r");
+}
+
+TEST_F(RestServerTest, LogsWithFollowStreamDataAsItArrivesAndEndWithTheRun) {
+  SseClient client(port_, "/v1/jobs/j/logs?follow=true", {{"Authorization", "Bearer f"}});
+  ASSERT_TRUE(client.WaitForText("one\ntwo\n"));
+  EXPECT_EQ(client.status(), 200);
+  EXPECT_EQ(client.headers().at("content-type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(client.headers().at("transfer-encoding"), "chunked");
+  EXPECT_EQ(client.headers().count("content-length"), 0u);
+  ASSERT_TRUE(api_.jobs().WaitForActiveLogs(1, absl::Seconds(5)));
+  EXPECT_TRUE(recorder().LastRequest<v1::GetJobLogsRequest>().follow());
+  EXPECT_EQ(recorder().Last().authorization, "Bearer f");
+
+  api_.jobs().AppendLog("three\n");
+  ASSERT_TRUE(client.WaitForText("three\n"));
+  EXPECT_FALSE(client.WaitForEnd(absl::Milliseconds(100)));  // the run goes on
+
+  api_.jobs().EndLog();
+  ASSERT_TRUE(client.WaitForEnd());
+  EXPECT_TRUE(client.complete());  // ended with the last chunk
+  EXPECT_EQ(client.body(), "one\ntwo\nthree\n");
+  EXPECT_TRUE(api_.jobs().WaitForActiveLogs(0, absl::Seconds(5)));
+}
+
+TEST_F(RestServerTest, LogsWithFollowSendHeadersBeforeAnyOutput) {
+  api_.jobs().set_log({});
+  SseClient client(port_, "/v1/jobs/j/logs?follow=true");
+  // Headers come after sse_header_delay (200 ms) even though the run printed nothing yet.
+  ASSERT_TRUE(client.WaitForHead(absl::Seconds(5)));
+  EXPECT_EQ(client.status(), 200);
+  api_.jobs().AppendLog("late\n");
+  ASSERT_TRUE(client.WaitForText("late\n"));
+  EXPECT_EQ(client.body(), "late\n");  // no keepalive comments in a log
+}
+
+TEST_F(RestServerTest, LogsClientDisconnectCancelsTheCall) {
+  SseClient client(port_, "/v1/jobs/j/logs?follow=true");
+  ASSERT_TRUE(client.WaitForText("two\n"));
+  ASSERT_TRUE(api_.jobs().WaitForActiveLogs(1, absl::Seconds(5)));
+  client.Close();
+  EXPECT_TRUE(api_.jobs().WaitForCancelledLogs(1, absl::Seconds(5)));
+  EXPECT_TRUE(api_.jobs().WaitForActiveLogs(0, absl::Seconds(5)));
+  EXPECT_EQ(Do("GET", "/healthz").status, 200);
+}
+
+TEST_F(RestServerTest, LogsErrorsMapToHttpStatusAndJson) {
+  const std::pair<grpc::StatusCode, int> cases[] = {
+      {grpc::StatusCode::NOT_FOUND, 404},         {grpc::StatusCode::FAILED_PRECONDITION, 400},
+      {grpc::StatusCode::UNAVAILABLE, 503},       {grpc::StatusCode::INVALID_ARGUMENT, 400},
+      {grpc::StatusCode::PERMISSION_DENIED, 403}, {grpc::StatusCode::UNAUTHENTICATED, 401},
+  };
+  for (const char* target : {"/v1/jobs/j/logs", "/v1/jobs/j/logs?follow=true"}) {
+    for (const auto& [code, http] : cases) {
+      recorder().FailNext(grpc::Status(code, "job j has not run yet"));
+      HttpReply reply = Do("GET", target);
+      EXPECT_EQ(reply.status, http) << target << " code " << code;
+      EXPECT_THAT(reply.header("content-type"), HasSubstr("application/json"));
+      nlohmann::json json = Json(reply);
+      EXPECT_EQ(json["code"], static_cast<int>(code));
+      EXPECT_EQ(json["status"], std::string(GrpcCodeName(code)));
+      EXPECT_EQ(json["message"], "job j has not run yet");
+    }
+  }
+}
+
+TEST_F(RestServerTest, LogsQueryParametersAreChecked) {
+  HttpReply unknown = Do("GET", "/v1/jobs/j/logs?tail=1");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_THAT(Json(unknown)["message"].get<std::string>(), HasSubstr("\"tail\""));
+  HttpReply path_field = Do("GET", "/v1/jobs/j/logs?jobId=k");
+  EXPECT_EQ(path_field.status, 400);
+  EXPECT_THAT(Json(path_field)["message"].get<std::string>(), HasSubstr("path"));
+  EXPECT_EQ(Do("GET", "/v1/jobs/j/logs?tailLines=many").status, 400);
+  EXPECT_EQ(Do("GET", "/v1/jobs/j/logs?follow=maybe").status, 400);
+  EXPECT_EQ(Do("GET", "/v1/jobs/j/logs?follow=true&follow=false").status, 400);
+  HttpReply post = Do("POST", "/v1/jobs/j/logs", "{}");
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.header("allow"), "GET");
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
+TEST_F(RestServerTest, LogsFailureAfterDataLeavesTheStreamIncomplete) {
+  api_.jobs().FailLogAfterData(grpc::Status(grpc::StatusCode::UNAVAILABLE, "executor gone"));
+  // Without follow nothing was sent yet: a proper error.
+  HttpReply reply = Do("GET", "/v1/jobs/j/logs");
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(Json(reply)["message"], "executor gone");
+
+  // Following, the data went out first: the body ends without its last chunk.
+  std::unique_ptr<TestConnection> conn = TestConnection::Connect(port_);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_TRUE(conn->Send(testing::BuildRequest("GET", "/v1/jobs/j/logs?follow=true")));
+  EXPECT_FALSE(conn->ReadResponse(absl::Seconds(5)).has_value());
+  EXPECT_TRUE(conn->eof());
+  EXPECT_THAT(conn->buffer(), HasSubstr("200 OK"));
+  EXPECT_THAT(conn->buffer(), HasSubstr("4\r\none\n\r\n"));
+  EXPECT_THAT(conn->buffer(), ::testing::Not(::testing::EndsWith("0\r\n\r\n")));
+}
+
+TEST_F(RestServerTest, LargeLogWithoutFollowIsStreamedInsteadOfBuffered) {
+  RestOptions options = Options();
+  options.log_buffer_bytes = 1024;
+  StartServer(options);
+  api_.jobs().set_log({std::string(700, 'a'), std::string(700, 'b'), "end\n"});
+  HttpReply big = Do("GET", "/v1/jobs/j/logs");
+  ASSERT_EQ(big.status, 200);
+  EXPECT_EQ(big.header("transfer-encoding"), "chunked");
+  EXPECT_EQ(big.body, std::string(700, 'a') + std::string(700, 'b') + "end\n");
+
+  api_.jobs().set_log({std::string(1000, 'x')});
+  HttpReply small = Do("GET", "/v1/jobs/j/logs");
+  ASSERT_EQ(small.status, 200);
+  EXPECT_EQ(small.header("content-length"), "1000");
+}
+
+TEST_F(RestServerTest, ShutdownEndsFollowedLogsPromptly) {
+  std::vector<std::unique_ptr<SseClient>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<SseClient>(port_, "/v1/jobs/j/logs?follow=true"));
+  }
+  for (auto& client : clients) ASSERT_TRUE(client->WaitForText("two\n"));
+  ASSERT_TRUE(api_.jobs().WaitForActiveLogs(3, absl::Seconds(5)));
+  const absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  for (auto& client : clients) EXPECT_TRUE(client->WaitForEnd(absl::Seconds(2)));
+  EXPECT_TRUE(api_.jobs().WaitForActiveLogs(0, absl::Seconds(5)));
+}
+
 // ---- Hostile input ----------------------------------------------------------------------------
 
 TEST_F(RestServerTest, SurvivesGarbageTruncationAndHugeHeaders) {
