@@ -222,6 +222,7 @@ absl::Status LocalExecutor::Init() {
   sup.default_termination_grace = options_.default_termination_grace;
   sup.base_env = options_.base_env;
   sup.use_cgroups = options_.use_cgroups;
+  sup.sync_state = options_.sync_run_state;
   ASSIGN_OR_RETURN(supervisor_, ProcessSupervisor::Open(sup));
 
   // Runs of an earlier process: report each (its result, or lost).
@@ -401,13 +402,21 @@ void LocalExecutor::HandleLease(const regatta::v1::JobRunLease& lease) {
   }
   launch.metadata = lease.SerializeAsString();
 
+  Event event = NewEvent();  // stamped before the start, so it is not after the run's end
   absl::Status started = launch.argv.empty()
                              ? absl::FailedPreconditionError("the job has no command to run")
                              : supervisor_->Start(launch);
-  Event event = NewEvent();
   if (started.ok()) {
     event.mutable_job_run_running()->set_job_id(job.id());
     event.mutable_job_run_running()->set_run_id(run_id);
+    // A quick process may have ended already; its result waited for this event.
+    absl::MutexLock lock(&mu_);
+    EnqueueLocked(run_id, std::move(event));
+    if (auto it = early_results_.find(run_id); it != early_results_.end()) {
+      EnqueueLocked(run_id, std::move(it->second));
+      early_results_.erase(it);
+    }
+    return;
   } else if (absl::IsFailedPrecondition(started)) {
     auto* e = event.mutable_job_run_failed();
     e->set_job_id(job.id());
@@ -550,6 +559,11 @@ void LocalExecutor::ResultLoop() {
             absl::ToUnixMicros(result.finished));
       }
       SetResultEvent(result, it->second.job_id, event);
+      if (it->second.state == regatta::v1::RUN_STATE_PENDING) {
+        // Started but its RUNNING event is not queued yet: keep the order.
+        early_results_[result.run_id] = std::move(event);
+        continue;
+      }
       EnqueueLocked(result.run_id, std::move(event));
     }
     want_request_ = true;

@@ -48,6 +48,9 @@ struct LocalExecutorOptions {
   // Environment every run starts with (PATH, HOME, LANG, ... of the executor by default).
   std::vector<std::pair<std::string, std::string>> base_env;
   bool use_cgroups = true;
+  // fsync run state files (see SupervisorOptions::sync_state); off by default: a crash of the
+  // executor process loses nothing without it.
+  bool sync_run_state = false;
 };
 
 // The local process executor: takes leases from the server's executor API, runs each as a
@@ -117,6 +120,8 @@ class LocalExecutor {
     regatta::v1::Event event;
   };
   std::deque<PendingEvent> outbox_ ABSL_GUARDED_BY(mu_);
+  // Results of runs that ended before their RUNNING event was queued (see HandleLease).
+  absl::flat_hash_map<std::string, regatta::v1::Event> early_results_ ABSL_GUARDED_BY(mu_);
   bool want_request_ ABSL_GUARDED_BY(mu_) = true;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;

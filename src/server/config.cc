@@ -80,6 +80,9 @@ executor:
   logsListen: 127.0.0.1:0
   # Enforce memory limits with cgroup v2 where the machine allows it.
   cgroups: true
+  # fsync each run's state files. Not needed to survive an executor crash (the kernel keeps
+  # the files); only a machine crash could lose them, and that ends the runs anyway.
+  syncRunState: false
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -223,6 +226,7 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
   ASSIGN_OR_RETURN(e.logs_listen, Get<std::string>(root, "executor.logsListen"));
   if (!e.logs_listen.empty()) RETURN_IF_ERROR(CheckListen(e.logs_listen, "executor.logsListen"));
   ASSIGN_OR_RETURN(e.cgroups, Get<bool>(root, "executor.cgroups"));
+  ASSIGN_OR_RETURN(e.sync_run_state, Get<bool>(root, "executor.syncRunState"));
   const YAML::Node nodes = root["executor"]["nodes"];
   if (nodes && !nodes.IsNull() && !nodes.IsSequence()) {
     return absl::InvalidArgumentError("executor.nodes: must be a list");

@@ -31,6 +31,7 @@ struct ExecutorConfig {
   absl::Duration heartbeat = absl::Seconds(2);
   std::string logs_listen = "127.0.0.1:0";
   bool cgroups = true;
+  bool sync_run_state = false;
 };
 
 struct ServerConfig {

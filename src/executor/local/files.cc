@@ -85,7 +85,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, bool sync) {
   std::string dir = DirOf(path);
   size_t slash = path.rfind('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -94,8 +94,9 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open '", tmp, "'"));
   absl::Status status = WriteAll(fd, contents, tmp);
-  if (status.ok() && ::fsync(fd) != 0)
+  if (status.ok() && sync && ::fsync(fd) != 0) {
     status = ErrnoStatus(errno, absl::StrCat("fsync '", tmp, "'"));
+  }
   ::close(fd);
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     status = ErrnoStatus(errno, absl::StrCat("rename '", tmp, "' to '", path, "'"));
@@ -104,15 +105,15 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     ::unlink(tmp.c_str());
     return status;
   }
-  return SyncDir(dir);
+  return sync ? SyncDir(dir) : absl::OkStatus();
 }
 
-absl::Status RemoveFileDurably(const std::string& path) {
+absl::Status RemoveFileDurably(const std::string& path, bool sync) {
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
     return ErrnoStatus(errno, absl::StrCat("unlink '", path, "'"));
   }
-  return SyncDir(DirOf(path));
+  return sync ? SyncDir(DirOf(path)) : absl::OkStatus();
 }
 
 absl::Status MakeDirs(const std::string& path) {

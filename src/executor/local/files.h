@@ -21,12 +21,15 @@ absl::Status ErrnoStatus(int err, absl::string_view what);
 // The whole file. NOT_FOUND if it does not exist.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
-// Replaces `path` atomically and durably: writes `<dir>/.<name>.tmp`, fsyncs it, renames it over
-// `path` and fsyncs the directory. A crash leaves either the old or the new contents.
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+// Replaces `path` atomically: writes `<dir>/.<name>.tmp`, renames it over `path`. A crash of the
+// process leaves either the old or the new contents. With `sync` the file and the directory are
+// also fsynced, so the same holds after a crash of the machine.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
+                                 bool sync = true);
 
-// Removes `path` (a file) if it exists and fsyncs its directory. OK if it did not exist.
-absl::Status RemoveFileDurably(const std::string& path);
+// Removes `path` (a file) if it exists and, with `sync`, fsyncs its directory. OK if it did
+// not exist.
+absl::Status RemoveFileDurably(const std::string& path, bool sync = true);
 
 // mkdir -p.
 absl::Status MakeDirs(const std::string& path);

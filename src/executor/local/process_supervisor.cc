@@ -543,11 +543,13 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
     state.termination_grace = run.grace;
     state.memory_limit_bytes = launch.memory_limit_bytes;
     std::string state_path = absl::StrCat(run.dir, "/", local::kStateFile);
-    RETURN_IF_ERROR(local::WriteFileAtomically(state_path, local::EncodeRunState(state)));
+    RETURN_IF_ERROR(
+        local::WriteFileAtomically(state_path, local::EncodeRunState(state), options_.sync_state));
     // The run directory's own entry, so the state file survives a machine crash (cheap after the
     // state file's fsync, which on ext4 already committed the mkdir).
-    if (absl::Status s = local::SyncDir(runs_dir_); !s.ok()) {
-      local::RemoveFileDurably(state_path).IgnoreError();
+    if (absl::Status s = options_.sync_state ? local::SyncDir(runs_dir_) : absl::OkStatus();
+        !s.ok()) {
+      local::RemoveFileDurably(state_path, options_.sync_state).IgnoreError();
       return s;
     }
 
@@ -559,14 +561,14 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
     absl::StatusOr<pid_t> pid = local::SpawnProcess(request);
     if (!pid.ok()) {
       // Nothing runs and no result follows: the run must not be recovered later either.
-      local::RemoveFileDurably(state_path).IgnoreError();
+      local::RemoveFileDurably(state_path, options_.sync_state).IgnoreError();
       return pid.status();
     }
     // Kills and reaps the new process (and its group) when a later step fails.
     auto abort_spawn = [&](absl::Status status) {
       local::KillGroupAndWait(*pid, kRecoveryKillTimeout);  // reaps it too
       if (!state.cgroup_dir.empty()) CgroupMemory::Remove(state.cgroup_dir);
-      local::RemoveFileDurably(state_path).IgnoreError();
+      local::RemoveFileDurably(state_path, options_.sync_state).IgnoreError();
       return status;
     };
     // The process exists until we reap it (possibly as a zombie), so its stat is readable.
@@ -581,7 +583,8 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
       state.cgroup_dir = *dir;
       if (absl::Status s = CgroupMemory::AddProcess(*dir, *pid); !s.ok()) return abort_spawn(s);
     }
-    if (absl::Status s = local::WriteFileAtomically(state_path, local::EncodeRunState(state));
+    if (absl::Status s = local::WriteFileAtomically(state_path, local::EncodeRunState(state),
+                                                    options_.sync_state);
         !s.ok()) {
       return abort_spawn(s);
     }
@@ -823,8 +826,8 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
         // Runs in kFinishing are never erased (Forget needs kEnded), so the pointers hold.
         for (Run* run : finishing) {
           std::string path = absl::StrCat(run->dir, "/", local::kResultFile);
-          if (absl::Status s =
-                  local::WriteFileAtomically(path, local::EncodeRunResult(*run->result));
+          if (absl::Status s = local::WriteFileAtomically(
+                  path, local::EncodeRunResult(*run->result), options_.sync_state);
               !s.ok()) {
             LOG_ERROR("cannot persist a run's result; reporting it anyway", "run_id", run->run_id,
                       "error", s.message());
@@ -1002,7 +1005,8 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
         run.result = LostResult(p.run_id, p.lost_message, absl::InfinitePast(), now);
       }
       std::string result_path = absl::StrCat(p.dir, "/", local::kResultFile);
-      RETURN_IF_ERROR(local::WriteFileAtomically(result_path, local::EncodeRunResult(run.result)));
+      RETURN_IF_ERROR(local::WriteFileAtomically(result_path, local::EncodeRunResult(run.result),
+                                                 options_.sync_state));
       recovered.push_back(std::move(run));
     }
 

@@ -84,6 +84,11 @@ struct SupervisorOptions {
   std::vector<std::pair<std::string, std::string>> base_env;
   // Try cgroup v2 memory limits (falls back to accounting only when the machine does not allow).
   bool use_cgroups = true;
+  // fsync state and result files (and their directory) before acting on them. Without it a
+  // crash of the executor process still loses nothing (the kernel keeps the written files);
+  // only a crash of the whole machine can lose a file, and that also ends every run, which the
+  // server then expires. The local executor turns it off: it costs ~7 fsyncs per run.
+  bool sync_state = true;
   // Finished runs' directories (and logs) older than this are pruned by Prune().
   absl::Duration log_retention = absl::Hours(24);
   // Make this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER; process-wide, never
