@@ -285,6 +285,35 @@ TEST_F(ExecutionTest, CancellingARunningJobKillsItsWholeProcessGroup) {
   EXPECT_EQ(Job(ids[0])["runs"][0].value("state", ""), "RUN_STATE_CANCELLED");
 }
 
+TEST_F(ExecutionTest, PreemptingARunningJobStopsItAndEndsItPreempted) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(
+      "queue: q\njobSet: p\njobs:\n"
+      "  - command: [sh, -c, 'echo $$; trap \"echo got TERM; exit 143\" TERM; sleep 600 & wait']\n"
+      "    terminationGracePeriod: 5s\n");
+  ASSERT_EQ(WaitForState(ids[0], "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
+  const int pgid = PidFromLog(ids[0]);
+  ASSERT_GT(pgid, 0);
+  ASSERT_EQ(Cli({"preempt", ids[0], "--reason", "maintenance"}).exit_code, 0);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_PREEMPTED"), "JOB_STATE_PREEMPTED");
+  for (int i = 0; i < 100 && !ProcessesInGroup(pgid).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_THAT(ProcessesInGroup(pgid), ::testing::IsEmpty());
+  for (int i = 0; i < 50; ++i) {
+    if (Job(ids[0])["runs"][0].value("state", "") == "RUN_STATE_PREEMPTED") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  json job = Job(ids[0]);
+  EXPECT_EQ(job["runs"][0].value("state", ""), "RUN_STATE_PREEMPTED");
+  EXPECT_THAT(job["error"].value("message", ""), HasSubstr("maintenance"));
+  // The process got SIGTERM first (its trap ran), not an immediate SIGKILL.
+  EXPECT_THAT(Cli({"logs", ids[0]}).out, HasSubstr("got TERM"));
+  auto types = TypesByJob(Events("q", "p"))[ids[0]];
+  EXPECT_THAT(types, ::testing::IsSupersetOf({"PREEMPTING", "PREEMPTED"}));
+}
+
 TEST_F(ExecutionTest, ReprioritizeReordersQueuedJobs) {
   // One node with one cpu: jobs of one cpu run one at a time, in queue order.
   StartServer("up", {"executor.nodes=[{name: solo, resources: {cpu: '1', memory: 1Gi}}]"});
