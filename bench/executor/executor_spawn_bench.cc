@@ -52,8 +52,10 @@ class TempRoot {
   std::string path_;
 };
 
-std::unique_ptr<ProcessSupervisor> OpenSupervisor(const std::string& root) {
+// `sync`: SupervisorOptions::sync_state (the local executor's default is off).
+std::unique_ptr<ProcessSupervisor> OpenSupervisor(const std::string& root, bool sync) {
   SupervisorOptions options;
+  options.sync_state = sync;
   options.root_dir = root;
   options.clock = RealClock::Get();
   options.base_env = {{"PATH", "/usr/bin:/bin"}};
@@ -72,7 +74,7 @@ RunLaunch TrueRun(int64_t n) {
 // One run at a time: Start, wait for its result, Forget.
 void BM_SupervisorSequential(benchmark::State& state) {
   TempRoot root;
-  auto supervisor = OpenSupervisor(root.path());
+  auto supervisor = OpenSupervisor(root.path(), state.range(0) != 0);
   int64_t n = 0;
   for (auto _ : state) {
     if (!supervisor->Start(TrueRun(n++)).ok()) state.SkipWithError("Start failed");
@@ -82,15 +84,20 @@ void BM_SupervisorSequential(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_SupervisorSequential)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SupervisorSequential)
+    ->ArgName("sync")
+    ->Arg(1)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // `range(0)` runs in flight, started by `range(1)` threads; one thread collects results
-// (WaitResults + Forget), as the local executor does.
+// (WaitResults + Forget), as the local executor does; `range(2)`: sync_state.
 void BM_SupervisorInFlight(benchmark::State& state) {
   const int in_flight = static_cast<int>(state.range(0));
   const int starters = static_cast<int>(state.range(1));
   TempRoot root;
-  auto supervisor = OpenSupervisor(root.path());
+  auto supervisor = OpenSupervisor(root.path(), state.range(2) != 0);
   std::atomic<int64_t> next_id{0};
   std::atomic<bool> failed{false};
   for (auto _ : state) {
@@ -133,11 +140,13 @@ void BM_SupervisorInFlight(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 BENCHMARK(BM_SupervisorInFlight)
-    ->ArgNames({"in_flight", "starters"})
-    ->Args({8, 1})
-    ->Args({32, 1})
-    ->Args({8, 4})
-    ->Args({32, 8})
+    ->ArgNames({"in_flight", "starters", "sync"})
+    ->Args({8, 1, 1})
+    ->Args({32, 1, 1})
+    ->Args({8, 4, 1})
+    ->Args({32, 8, 1})
+    ->Args({8, 1, 0})
+    ->Args({32, 8, 0})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
