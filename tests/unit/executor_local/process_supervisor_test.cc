@@ -659,6 +659,30 @@ TEST_F(SupervisorTest, RecoveryReportsAFinishedRunWithItsResult) {
   EXPECT_EQ(recovered[0].result.started, clock_.Now());
 }
 
+TEST_F(SupervisorTest, WithoutFsyncRunsAreStillRecovered) {
+  SupervisorOptions options = Options();
+  options.sync_state = false;  // the local executor's default
+  pid_t pgid;
+  {
+    auto s = ProcessSupervisor::Open(options);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->Start(Shell("done", "exit 2")).ok());
+    ASSERT_TRUE(WaitFor(**s, "done").has_value());
+    ASSERT_TRUE((*s)->Start(Shell("running", "echo $$; exec sleep 600")).ok());
+    pgid = WaitForPid(**s, "running");
+    AbandonProcessesForTesting(**s);
+  }
+  auto s = ProcessSupervisor::Open(options);
+  ASSERT_TRUE(s.ok());
+  ExpectGroupGone(pgid);
+  std::vector<RecoveredRun> recovered = (*s)->TakeRecovered();
+  ASSERT_EQ(recovered.size(), 2u);
+  EXPECT_EQ(recovered[0].run_id, "done");
+  EXPECT_EQ(recovered[0].result.exit_code, 2);
+  EXPECT_EQ(recovered[1].run_id, "running");
+  EXPECT_EQ(recovered[1].result.end, RunEnd::kLost);
+}
+
 TEST_F(SupervisorTest, RecoveryOfARunThatWasNeverStarted) {
   local::RunState state;
   state.run_id = "r1";
