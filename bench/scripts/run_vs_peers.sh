@@ -9,7 +9,9 @@
 #      overcommitted SLOTS); SKIP_SLURM=1 skips the peer; SLOTS for Slurm (default 64).
 # 1. Regatta: `regatta up` (embedded SQLite log and views, local process executor), one queue,
 #    `regatta submit` of an N-job file, then `regatta watch` until all N have succeeded.
-# 2. Slurm 22.05: ../shared/peers/slurm_bench.sh (array and loop submission).
+# 2. The machine's floor for N process spawns: `seq N | xargs -P2 -n1 /bin/true` (what any
+#    executor that starts one process per job is bounded by), median of REPS.
+# 3. Slurm 22.05: ../shared/peers/slurm_bench.sh (array and loop submission).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build/default}
@@ -52,6 +54,17 @@ done
 median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
 awk -v t="$median" -v n="$N" -v r="$REPS" \
   'BEGIN { printf "RESULT regatta-up %d jobs submit->all succeeded in %.3f s (%.0f jobs/s, median of %d)\n", n, t, n/t, r }'
+
+xtimes=()
+for rep in $(seq "$REPS"); do
+  start=$(date +%s.%N)
+  seq "$N" | xargs -P2 -n1 /bin/true
+  end=$(date +%s.%N)
+  xtimes+=("$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')")
+done
+xmedian=$(printf '%s\n' "${xtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+awk -v t="$xmedian" -v n="$N" -v r="$REPS" \
+  'BEGIN { printf "RESULT spawn-floor xargs -P2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
 
 if [[ "${SKIP_SLURM:-0}" != 1 ]]; then
   echo "== Slurm 22.05 (../shared/peers/slurm_bench.sh, SLOTS=${SLOTS:-64})"
