@@ -66,6 +66,10 @@ xmedian=$(printf '%s\n' "${xtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a
 awk -v t="$xmedian" -v n="$N" -v r="$REPS" \
   'BEGIN { printf "RESULT spawn-floor xargs -P2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
 
+if command -v cc > /dev/null; then
+  cc -O2 -o "$work/spawn_floor" "$here/bench/scripts/spawn_floor.c" && "$work/spawn_floor" "$N"
+fi
+
 if [[ "${SKIP_SLURM:-0}" != 1 ]]; then
   echo "== Slurm 22.05 (../shared/peers/slurm_bench.sh, SLOTS=${SLOTS:-64})"
   SLOTS=${SLOTS:-64} bash "$here/../shared/peers/slurm_bench.sh" "$N" 2>&1 | grep -E 'RESULT|s ' \
