@@ -169,7 +169,12 @@ grpc::Status ExecutorService::LeaseJobRuns(
     end.mutable_end();
     if (!ok || !stream->Write(end)) break;
   }
-  call->TryCancel();  // unblocks the reader if we stopped first
+  {
+    // Unblock the reader if this side stopped first; a reader that ended on a bad request has
+    // returned already, and cancelling would replace the error the executor should see.
+    absl::MutexLock lock(&mu);
+    if (!done) call->TryCancel();
+  }
   reader.join();
   if (!read_error.ok()) return ToGrpcStatus(read_error);
   if (shutting_down_) return ToGrpcStatus(absl::UnavailableError("the server is shutting down"));

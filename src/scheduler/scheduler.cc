@@ -511,7 +511,7 @@ void Scheduler::Schedule(Publication& out) {
       q.jobs = std::make_unique<QueuedIterator>(&job_db_, &keys, &placed);
       input.queues.push_back(std::move(q));
     }
-    if (input.queues.empty()) return;
+    if (input.queues.empty()) continue;
     // Deterministic queue order whatever the hash map's.
     std::sort(input.queues.begin(), input.queues.end(),
               [](const RoundQueue& a, const RoundQueue& b) { return a.name < b.name; });
