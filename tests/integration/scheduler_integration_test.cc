@@ -196,6 +196,17 @@ class SchedulerIntegrationTest : public ::testing::Test {
     return per_queue;
   }
 
+  // Queues a and b with these priority factors, 200 one-cpu jobs each, on a saturated node.
+  std::map<std::string, int> TwoQueuesUnderContention(double factor_a, double factor_b) {
+    CreateQueue("a", factor_a);
+    CreateQueue("b", factor_b);
+    SubmitJobs("a", 200);
+    SubmitJobs("b", 200);
+    Ingested();
+    StartScheduler();
+    return StartsUnderContention(200);
+  }
+
   std::filesystem::path dir_;
   FakeClock clock_{absl::FromUnixSeconds(1'800'000'000)};
   SequentialIdGenerator ids_{"id-"};
@@ -208,28 +219,16 @@ class SchedulerIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerIntegrationTest, EqualWeightsGetEqualSharesOfStartedJobs) {
-  CreateQueue("a", 1.0);
-  CreateQueue("b", 1.0);
-  SubmitJobs("a", 200);
-  SubmitJobs("b", 200);
-  Ingested();
-  StartScheduler();
-  std::map<std::string, int> starts = StartsUnderContention(200);
-  // Equal weights: 100 each; within ±5% of the 200 started.
+  // Equal weights: 100 each of the first 200 started (±5% of 200).
+  std::map<std::string, int> starts = TwoQueuesUnderContention(1.0, 1.0);
   EXPECT_NEAR(starts["a"], 100, 10) << starts["a"] << " vs " << starts["b"];
   EXPECT_NEAR(starts["b"], 100, 10);
 }
 
 TEST_F(SchedulerIntegrationTest, WeightsOneToThreeGetOneToThreeShares) {
-  // Weight = 1 / priority factor: a has weight 1/3, b weight 1.
-  CreateQueue("a", 3.0);
-  CreateQueue("b", 1.0);
-  SubmitJobs("a", 200);
-  SubmitJobs("b", 200);
-  Ingested();
-  StartScheduler();
-  std::map<std::string, int> starts = StartsUnderContention(200);
-  // 1:3 of 200 started: a 50, b 150 (±5% of 200).
+  // Weight = 1 / priority factor: a has weight 1/3, b weight 1, so 1:3 of the first 200
+  // started: a 50, b 150 (±5% of 200).
+  std::map<std::string, int> starts = TwoQueuesUnderContention(3.0, 1.0);
   EXPECT_NEAR(starts["a"], 50, 10) << starts["a"] << " vs " << starts["b"];
   EXPECT_NEAR(starts["b"], 150, 10);
 }

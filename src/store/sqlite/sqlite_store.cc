@@ -1336,7 +1336,7 @@ absl::Status ReadAll(Stmt& stmt, Reader read, std::vector<Row>& out) {
 }  // namespace
 
 absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view consumer,
-                                                                int64_t after_offset) {
+                                                               int64_t after_offset) {
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
   SchedulerDelta delta;
@@ -1354,11 +1354,10 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
   }
   const bool initial = after_offset <= 0;
   {
-    ASSIGN_OR_RETURN(
-        Stmt stmt,
-        conn->Prepare(absl::StrCat("SELECT name, spec, cordoned, create_time_us, update_time_us, "
-                                   "deleted, last_offset FROM queues WHERE last_offset > ?1",
-                                   initial ? " AND deleted = 0" : "", " ORDER BY last_offset")));
+    ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(absl::StrCat(
+                                    "SELECT name, spec, cordoned, create_time_us, update_time_us, "
+                                    "deleted, last_offset FROM queues WHERE last_offset > ?1",
+                                    initial ? " AND deleted = 0" : "", " ORDER BY last_offset")));
     stmt.Bind(1, after_offset);
     RETURN_IF_ERROR(ReadAll<SchedulerQueueRow>(
         stmt,
@@ -1384,13 +1383,13 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
   {
     ASSIGN_OR_RETURN(
         Stmt stmt,
-        conn->Prepare(
-            initial ? absl::StrCat("SELECT ", kSchedulerRunColumns, " WHERE state IN ",
-                                   kActiveRunStates,
-                                   " OR job_id IN (SELECT job_id FROM jobs WHERE state IN ",
-                                   kActiveJobStates, ") ORDER BY last_offset")
-                    : absl::StrCat("SELECT ", kSchedulerRunColumns,
-                                   " WHERE last_offset > ?1 ORDER BY last_offset")));
+        conn->Prepare(initial
+                          ? absl::StrCat("SELECT ", kSchedulerRunColumns, " WHERE state IN ",
+                                         kActiveRunStates,
+                                         " OR job_id IN (SELECT job_id FROM jobs WHERE state IN ",
+                                         kActiveJobStates, ") ORDER BY last_offset")
+                          : absl::StrCat("SELECT ", kSchedulerRunColumns,
+                                         " WHERE last_offset > ?1 ORDER BY last_offset")));
     if (!initial) stmt.Bind(1, after_offset);
     RETURN_IF_ERROR(ReadAll<SchedulerRunRow>(stmt, ReadSchedulerRun, delta.runs));
   }
