@@ -225,6 +225,7 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
           response.add_ignored_run_ids(run_id);
           continue;
         }
+        registry_->MarkDelivered(request.executor_id(), run_id);
         // The server routes the event; the executor's queue and job set are not trusted.
         auto [it, inserted] = index.try_emplace({job->queue, job->job_set}, out.size());
         if (inserted) {

@@ -16,6 +16,8 @@ namespace {
 using regatta::v1::Event;
 
 constexpr int kMaxEventsPerReport = 2000;
+// Runs reported finished that are remembered, so a late repeated lease does not run them again.
+constexpr size_t kFinishedRunsRemembered = 100000;
 constexpr int64_t kLogChunkBytes = 64 << 10;
 
 std::string HostName() {
@@ -337,7 +339,8 @@ void LocalExecutor::HandleLease(const regatta::v1::JobRunLease& lease) {
   std::string reject;
   {
     absl::MutexLock lock(&mu_);
-    if (held_.contains(run_id) || stopping_) return;  // a repeated delivery, or shutting down
+    // A repeated delivery (also of a run that already ended here), or shutting down.
+    if (held_.contains(run_id) || finished_.contains(run_id) || stopping_) return;
     HeldRun held;
     held.job_id = job.id();
     held.queue = job.queue();
@@ -636,7 +639,15 @@ void LocalExecutor::ReportLoop() {
         auto it = held_.find(run_id);
         if (it != held_.end() && !IsActive(it->second.state)) finished.push_back(run_id);
       }
-      for (const std::string& run_id : finished) held_.erase(run_id);
+      for (const std::string& run_id : finished) {
+        held_.erase(run_id);
+        finished_.insert(run_id);
+        finished_order_.push_back(run_id);
+      }
+      while (finished_order_.size() > kFinishedRunsRemembered) {
+        finished_.erase(finished_order_.front());
+        finished_order_.pop_front();
+      }
       want_request_ = true;
     }
     for (const std::string& run_id : finished) supervisor_->Forget(run_id);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -120,6 +121,9 @@ class LocalExecutor {
     regatta::v1::Event event;
   };
   std::deque<PendingEvent> outbox_ ABSL_GUARDED_BY(mu_);
+  // Runs whose end the server acknowledged, most recent last (bounded).
+  absl::flat_hash_set<std::string> finished_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
   // Results of runs that ended before their RUNNING event was queued (see HandleLease).
   absl::flat_hash_map<std::string, regatta::v1::Event> early_results_ ABSL_GUARDED_BY(mu_);
   bool want_request_ ABSL_GUARDED_BY(mu_) = true;

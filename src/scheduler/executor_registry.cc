@@ -88,8 +88,9 @@ void ExecutorRegistry::Report(ExecutorState state) {
   state.incarnation_since = entry.state.incarnation == state.incarnation && !entry.state.id.empty()
                                 ? entry.state.incarnation_since
                                 : state.last_seen;
-  // Runs the executor now holds need no more sending.
-  for (const auto& [run_id, run_state] : state.runs) entry.sent.erase(run_id);
+  // Runs the executor holds are delivered: never sent to this incarnation again, even after
+  // it finished and forgot them while the JobDb still shows them LEASED.
+  for (const auto& [run_id, run_state] : state.runs) entry.sent[run_id] = absl::InfiniteFuture();
   entry.state = std::move(state);
 }
 
@@ -112,6 +113,12 @@ std::optional<ExecutorState> ExecutorRegistry::Get(absl::string_view executor_id
   auto it = executors_.find(executor_id);
   if (it == executors_.end()) return std::nullopt;
   return it->second.state;
+}
+
+void ExecutorRegistry::MarkDelivered(absl::string_view executor_id, absl::string_view run_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = executors_.find(executor_id);
+  if (it != executors_.end()) it->second.sent[run_id] = absl::InfiniteFuture();
 }
 
 void ExecutorRegistry::NoteLeased(absl::string_view executor_id, int runs) {
@@ -138,7 +145,7 @@ bool ExecutorRegistry::ClaimSend(absl::string_view executor_id, absl::string_vie
   }
   auto [sent, inserted] = entry.sent.try_emplace(run_id, now);
   if (inserted) return true;
-  if (now - sent->second < resend_after) return false;
+  if (sent->second == absl::InfiniteFuture() || now - sent->second < resend_after) return false;
   sent->second = now;
   return true;
 }

@@ -49,10 +49,13 @@ class ExecutorRegistry {
   std::vector<ExecutorState> Snapshot() const;
   std::optional<ExecutorState> Get(absl::string_view executor_id) const;
   void NoteLeased(absl::string_view executor_id, int runs);
+  // The executor reported the run (an event or holding it): never send its lease to this
+  // incarnation again.
+  void MarkDelivered(absl::string_view executor_id, absl::string_view run_id);
   void Remove(absl::string_view executor_id);
 
   // Lease delivery: true if `run_id` should be sent to this incarnation now (never sent, or
-  // sent more than `resend_after` ago and still not held by the executor); records the send.
+  // sent more than `resend_after` ago and never reported by the executor); records the send.
   bool ClaimSend(absl::string_view executor_id, absl::string_view incarnation,
                  absl::string_view run_id, absl::Time now, absl::Duration resend_after);
 

@@ -252,23 +252,29 @@ TEST(ExecutorRegistryTest, ClaimSendOncePerResendIntervalAndIncarnation) {
   EXPECT_FALSE(registry.ClaimSend("e1", "c", "r3", kT0 + absl::Seconds(19), resend));
 }
 
-TEST(ExecutorRegistryTest, RunsTheExecutorHoldsAreDroppedFromTheSentRuns) {
+TEST(ExecutorRegistryTest, RunsTheExecutorHeldOrReportedAreNeverSentAgainToThatIncarnation) {
   const absl::Duration resend = absl::Seconds(10);
   ExecutorRegistry registry;
   registry.Report(State("e1", "a"));
   EXPECT_TRUE(registry.ClaimSend("e1", "a", "r1", kT0, resend));
   EXPECT_TRUE(registry.ClaimSend("e1", "a", "r2", kT0, resend));
+  EXPECT_TRUE(registry.ClaimSend("e1", "a", "r3", kT0, resend));
 
-  // The executor reports r1 as held: it needs no more sending, so its record is forgotten (the
-  // caller never asks to send a run the executor holds). r2 is still waiting to be resent.
+  // The executor reports r1 as held; later it finishes r1 and forgets it while the JobDb may
+  // still show the run LEASED. Sending it again would run it twice: it is never resent.
   ExecutorState held = State("e1", "a");
   held.runs["r1"] = v1::RUN_STATE_PENDING;
   registry.Report(held);
-  EXPECT_FALSE(registry.ClaimSend("e1", "a", "r2", kT0 + absl::Seconds(1), resend));
-  // Should the executor drop r1 again (say it rejected the lease silently), the next claim
-  // sends it at once instead of waiting out the interval.
   registry.Report(State("e1", "a"));
-  EXPECT_TRUE(registry.ClaimSend("e1", "a", "r1", kT0 + absl::Seconds(1), resend));
+  EXPECT_FALSE(registry.ClaimSend("e1", "a", "r1", kT0 + absl::Seconds(60), resend));
+  // The same for a run the executor reported an event of (MarkDelivered).
+  registry.MarkDelivered("e1", "r3");
+  EXPECT_FALSE(registry.ClaimSend("e1", "a", "r3", kT0 + absl::Seconds(60), resend));
+  // r2 was never acknowledged: resent after the interval.
+  EXPECT_FALSE(registry.ClaimSend("e1", "a", "r2", kT0 + absl::Seconds(1), resend));
+  EXPECT_TRUE(registry.ClaimSend("e1", "a", "r2", kT0 + absl::Seconds(10), resend));
+  // A new incarnation (a restart) starts over.
+  EXPECT_TRUE(registry.ClaimSend("e1", "b", "r1", kT0 + absl::Seconds(61), resend));
 }
 
 }  // namespace
