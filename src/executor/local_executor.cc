@@ -16,6 +16,9 @@ namespace {
 using regatta::v1::Event;
 
 constexpr int kMaxEventsPerReport = 2000;
+// Threads starting runs: a start is mostly kernel work (spawn, files), which a second thread
+// overlaps on a second core.
+constexpr int kStarterThreads = 2;
 // Runs reported finished that are remembered, so a late repeated lease does not run them again.
 constexpr size_t kFinishedRunsRemembered = 100000;
 constexpr int64_t kLogChunkBytes = 64 << 10;
@@ -163,6 +166,9 @@ absl::StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Start(
   e->result_thread_ = std::thread([e] { e->ResultLoop(); });
   e->report_thread_ = std::thread([e] { e->ReportLoop(); });
   e->lease_thread_ = std::thread([e] { e->LeaseLoop(); });
+  for (int i = 0; i < kStarterThreads; ++i) {
+    e->starter_threads_.emplace_back([e] { e->StartLoop(); });
+  }
   return executor;
 }
 
@@ -499,9 +505,11 @@ void LocalExecutor::LeaseLoop() {
     while (stream->Read(&message)) {
       got_message = true;
       switch (message.message_case()) {
-        case regatta::v1::LeaseStreamMessage::kLease:
-          HandleLease(message.lease());
+        case regatta::v1::LeaseStreamMessage::kLease: {
+          absl::MutexLock lock(&mu_);
+          lease_queue_.push_back(message.lease());
           break;
+        }
         case regatta::v1::LeaseStreamMessage::kCancelRuns:
           for (const std::string& id : message.cancel_runs().run_ids()) {
             HandleStop(id, RunEnd::kCancelled);
@@ -538,6 +546,23 @@ void LocalExecutor::LeaseLoop() {
     auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), backoff);
     backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+}
+
+void LocalExecutor::StartLoop() {
+  while (true) {
+    regatta::v1::JobRunLease lease;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !lease_queue_.empty() || stopping_;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      lease = std::move(lease_queue_.front());
+      lease_queue_.pop_front();
+    }
+    HandleLease(lease);
   }
 }
 
@@ -665,6 +690,9 @@ void LocalExecutor::Stop(absl::Duration grace) {
     if (stream_context_ != nullptr) stream_context_->TryCancel();
   }
   if (lease_thread_.joinable()) lease_thread_.join();
+  for (std::thread& t : starter_threads_) {
+    if (t.joinable()) t.join();
+  }
   if (result_thread_.joinable()) result_thread_.join();
   if (supervisor_ != nullptr) supervisor_->StopAll(grace);
   if (report_thread_.joinable()) report_thread_.join();

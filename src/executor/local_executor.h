@@ -91,6 +91,8 @@ class LocalExecutor {
   void LeaseLoop();
   void ResultLoop();
   void ReportLoop();
+  // Takes leases from lease_queue_ and starts them (kStarterThreads of these).
+  void StartLoop();
   regatta::v1::LeaseRequest BuildRequest() ABSL_LOCKS_EXCLUDED(mu_);
   void HandleLease(const regatta::v1::JobRunLease& lease) ABSL_LOCKS_EXCLUDED(mu_);
   void HandleStop(const std::string& run_id, RunEnd why) ABSL_LOCKS_EXCLUDED(mu_);
@@ -121,6 +123,8 @@ class LocalExecutor {
     regatta::v1::Event event;
   };
   std::deque<PendingEvent> outbox_ ABSL_GUARDED_BY(mu_);
+  // Leases received, not yet taken by a starter thread.
+  std::deque<regatta::v1::JobRunLease> lease_queue_ ABSL_GUARDED_BY(mu_);
   // Runs whose end the server acknowledged, most recent last (bounded).
   absl::flat_hash_set<std::string> finished_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
@@ -133,6 +137,7 @@ class LocalExecutor {
   std::thread lease_thread_;
   std::thread result_thread_;
   std::thread report_thread_;
+  std::vector<std::thread> starter_threads_;
 };
 
 }  // namespace regatta::executor
