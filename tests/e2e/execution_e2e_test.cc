@@ -154,6 +154,14 @@ class ExecutionTest : public ::testing::Test {
     return seen;
   }
 
+  // Polls (up to 5 s) until the job's first run is in `state`; the caller asserts on it.
+  void WaitForFirstRunState(const std::string& id, const std::string& state) {
+    for (int i = 0; i < 50; ++i) {
+      if (Job(id)["runs"][0].value("state", "") == state) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   // Every event of a job set so far (regatta watch --no-follow -o json), one JSON per line.
   std::vector<json> Events(const std::string& queue, const std::string& job_set) {
     RunResult r = Cli({"watch", queue, job_set, "--no-follow", "-o", "json"});
@@ -277,11 +285,7 @@ TEST_F(ExecutionTest, CancellingARunningJobKillsItsWholeProcessGroup) {
   auto types = TypesByJob(Events("q", "c"))[ids[0]];
   EXPECT_THAT(types, ::testing::IsSupersetOf({"CANCELLING", "CANCELLED"}));
   // The run ends CANCELLED once the executor has stopped it.
-  for (int i = 0; i < 50; ++i) {
-    json job = Job(ids[0]);
-    if (job["runs"][0].value("state", "") == "RUN_STATE_CANCELLED") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitForFirstRunState(ids[0], "RUN_STATE_CANCELLED");
   EXPECT_EQ(Job(ids[0])["runs"][0].value("state", ""), "RUN_STATE_CANCELLED");
 }
 
@@ -301,10 +305,7 @@ TEST_F(ExecutionTest, PreemptingARunningJobStopsItAndEndsItPreempted) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_THAT(ProcessesInGroup(pgid), ::testing::IsEmpty());
-  for (int i = 0; i < 50; ++i) {
-    if (Job(ids[0])["runs"][0].value("state", "") == "RUN_STATE_PREEMPTED") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitForFirstRunState(ids[0], "RUN_STATE_PREEMPTED");
   json job = Job(ids[0]);
   EXPECT_EQ(job["runs"][0].value("state", ""), "RUN_STATE_PREEMPTED");
   EXPECT_THAT(job["error"].value("message", ""), HasSubstr("maintenance"));
