@@ -11,6 +11,7 @@
 #    `regatta submit` of an N-job file, then `regatta watch` until all N have succeeded.
 # 2. The machine's floor for N process spawns: `seq N | xargs -P2 -n1 /bin/true` (what any
 #    executor that starts one process per job is bounded by), median of REPS.
+#    Also `make -j2` of N phony /bin/true recipes, and N serial posix_spawn+waitpid (spawn_floor.c).
 # 3. Slurm 22.05: ../shared/peers/slurm_bench.sh (array and loop submission).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,6 +66,24 @@ done
 xmedian=$(printf '%s\n' "${xtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
 awk -v t="$xmedian" -v n="$N" -v r="$REPS" \
   'BEGIN { printf "RESULT spawn-floor xargs -P2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
+
+if command -v make > /dev/null; then
+  # make -j2 of N phony recipes: a second standard runner of N processes on two slots.
+  { printf 'all:'; for i in $(seq "$N"); do printf ' t%s' "$i"; done
+    printf '\n.PHONY: all'; for i in $(seq "$N"); do printf ' t%s' "$i"; done
+    printf '\n'; for i in $(seq "$N"); do printf 't%s ' "$i"; done
+    printf ':\n\t@/bin/true\n'; } > "$work/Makefile"
+  mtimes=()
+  for rep in $(seq "$REPS"); do
+    start=$(date +%s.%N)
+    make -s -j2 -f "$work/Makefile" all
+    end=$(date +%s.%N)
+    mtimes+=("$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')")
+  done
+  mmedian=$(printf '%s\n' "${mtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+  awk -v t="$mmedian" -v n="$N" -v r="$REPS" \
+    'BEGIN { printf "RESULT spawn-floor make -j2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
+fi
 
 if command -v cc > /dev/null; then
   cc -O2 -o "$work/spawn_floor" "$here/bench/scripts/spawn_floor.c" && "$work/spawn_floor" "$N"
