@@ -170,6 +170,11 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     get->callback([&] { status_action([&] { return QueueGet(env, queue_name); }); });
     CLI::App* list = AddVerb(queue, "list", "List queues");
     list->callback([&] { status_action([&] { return QueueList(env); }); });
+    CLI::App* report = AddVerb(queue, "report",
+                               "Fair share, adjusted fair share and actual share of each queue in "
+                               "each pool, from the scheduler's latest cycle");
+    report->add_option("QUEUE", queue_name, "Only this queue");
+    report->callback([&] { status_action([&] { return QueueReport(env, queue_name); }); });
     CLI::App* del = AddVerb(queue, "delete", "Delete a queue");
     del->add_option("NAME", queue_name, "Queue name")->required();
     del->callback([&] { status_action([&] { return QueueDelete(env, queue_name); }); });
@@ -279,6 +284,14 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         return Watch(env, watch_options);
       };
     });
+  }
+
+  // ---- why
+  std::string why_job;
+  {
+    CLI::App* why = AddVerb(&app, "why", "Say why a job is (not) running");
+    why->add_option("JOB_ID", why_job, "Job id")->required();
+    why->callback([&] { status_action([&] { return Why(env, why_job); }); });
   }
 
   // ---- logs

@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   client->submit_ = regatta::v1::SubmitService::NewStub(client->channel_);
   client->jobs_ = regatta::v1::JobService::NewStub(client->channel_);
   client->events_ = regatta::v1::EventService::NewStub(client->channel_);
+  client->reports_ = regatta::v1::SchedulingReportService::NewStub(client->channel_);
   return client;
 }
 

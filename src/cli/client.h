@@ -14,6 +14,7 @@
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/report_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 
 namespace regatta::cli {
@@ -49,6 +50,7 @@ class Client {
   regatta::v1::SubmitService::Stub& submit() { return *submit_; }
   regatta::v1::JobService::Stub& jobs() { return *jobs_; }
   regatta::v1::EventService::Stub& events() { return *events_; }
+  regatta::v1::SchedulingReportService::Stub& reports() { return *reports_; }
 
  private:
   Client() = default;
@@ -60,6 +62,7 @@ class Client {
   std::unique_ptr<regatta::v1::SubmitService::Stub> submit_;
   std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
   std::unique_ptr<regatta::v1::EventService::Stub> events_;
+  std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
 };
 
 }  // namespace regatta::cli

@@ -475,6 +475,37 @@ absl::Status JobsGet(const CommandEnv& env, const std::string& job_id, bool spec
   return absl::OkStatus();
 }
 
+// ---- scheduling reports ------------------------------------------------------------------------
+
+absl::Status Why(const CommandEnv& env, const std::string& job_id) {
+  RETURN_IF_ERROR(RequireName(job_id, "a JOB_ID"));
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::GetJobReportRequest request;
+  request.set_job_id(job_id);
+  v1::JobReport report;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus(client->reports().GetJobReport(context.get(), request, &report)));
+  PrintMessage(env, report, RenderJobReport(report, env.render));
+  return absl::OkStatus();
+}
+
+absl::Status QueueReport(const CommandEnv& env, const std::string& queue) {
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::GetQueueReportRequest request;
+  request.set_queue(queue);
+  v1::QueueReportResponse response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(
+      FromGrpcStatus(client->reports().GetQueueReport(context.get(), request, &response)));
+  if (env.output == OutputFormat::kTable && response.queues().empty()) {
+    Out(env) << (response.scheduler_ready() ? "No queue has been scheduled in any pool yet.\n"
+                                            : "The scheduler has not completed a cycle yet.\n");
+    return absl::OkStatus();
+  }
+  PrintMessage(env, response, RenderQueueReport(response, env.render));
+  return absl::OkStatus();
+}
+
 // ---- logs -------------------------------------------------------------------------------------
 
 absl::Status Logs(const CommandEnv& env, const LogsOptions& options) {

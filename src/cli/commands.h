@@ -119,6 +119,11 @@ struct LogsOptions {
 // Prints a run's output as it is (stdout and stderr interleaved).
 absl::Status Logs(const CommandEnv& env, const LogsOptions& options);
 
+// `regatta why JOB_ID`: why the job is (not) running, from the scheduler's latest cycle.
+absl::Status Why(const CommandEnv& env, const std::string& job_id);
+// `regatta queue report [QUEUE]`: fair, adjusted and actual shares per queue and pool.
+absl::Status QueueReport(const CommandEnv& env, const std::string& queue);
+
 }  // namespace regatta::cli
 
 #endif  // REGATTA_SRC_CLI_COMMANDS_H_

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "src/cli/yaml_json.h"
@@ -190,6 +191,34 @@ std::string RenderEventLine(const regatta::v1::JobSetEvent& e, const RenderConte
   std::string line = absl::StrCat(FormatTimeMillis(e.created(), ctx), "  ", job, "  ", type, "  ",
                                   absl::StrJoin(parts, " "));
   return std::string(absl::StripTrailingAsciiWhitespace(line));
+}
+
+std::string RenderJobReport(const regatta::v1::JobReport& report, const RenderContext& ctx) {
+  Details d;
+  d.Add("Job", report.job_id());
+  d.Add("Queue", report.queue());
+  d.Add("State", JobStateName(report.state()));
+  d.Add("Why", report.summary());
+  for (int i = 0; i < report.reasons_size(); ++i) {
+    const auto& r = report.reasons(i);
+    d.Add(i == 0 ? "Reasons" : "", absl::StrCat(r.pool(), ": ", r.code(), " ", r.reason(), " (",
+                                                FormatAge(r.time(), ctx), " ago)"));
+  }
+  return d.Render();
+}
+
+std::string RenderQueueReport(const regatta::v1::QueueReportResponse& response,
+                              const RenderContext& ctx) {
+  Table table({"QUEUE", "POOL", "WEIGHT", "FAIR SHARE", "ADJUSTED", "DEMAND", "ACTUAL", "LEASED",
+               "PREEMPTED", "STOPPED BECAUSE", "AGE"});
+  auto share = [](double v) { return absl::StrFormat("%.3f", v); };
+  for (const auto& q : response.queues()) {
+    table.AddRow({q.queue(), q.pool(), absl::StrFormat("%g", q.weight()), share(q.fair_share()),
+                  share(q.adjusted_fair_share()), share(q.demand_share()), share(q.actual_share()),
+                  absl::StrCat(q.leased_last_cycle()), absl::StrCat(q.preempted_last_cycle()),
+                  q.stop_reason(), FormatAge(q.time(), ctx)});
+  }
+  return table.Render();
 }
 
 }  // namespace regatta::cli

@@ -8,6 +8,7 @@
 
 #include "regatta/v1/event_service.pb.h"
 #include "regatta/v1/job_service.pb.h"
+#include "regatta/v1/report_service.pb.h"
 #include "regatta/v1/submit_service.pb.h"
 #include "regatta/v1/types.pb.h"
 #include "src/cli/table.h"
@@ -32,6 +33,11 @@ std::string RenderJobTable(const std::vector<regatta::v1::JobSummary>& jobs,
                            const RenderContext& ctx);
 // Summary, error, runs and (when present) the spec as YAML.
 std::string RenderJobDetails(const regatta::v1::JobDetails& details, const RenderContext& ctx);
+// The job's state, the one-paragraph answer, then the reason per pool.
+std::string RenderJobReport(const regatta::v1::JobReport& report, const RenderContext& ctx);
+// One row per (queue, pool): weight, fair / adjusted / demand / actual share, last cycle.
+std::string RenderQueueReport(const regatta::v1::QueueReportResponse& response,
+                              const RenderContext& ctx);
 // One line per event: time, job id, type, details (no trailing newline).
 std::string RenderEventLine(const regatta::v1::JobSetEvent& event, const RenderContext& ctx);
 

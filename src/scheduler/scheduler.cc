@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
@@ -155,6 +156,8 @@ void Scheduler::Wake() {
 }
 
 absl::Status Scheduler::Initialize() {
+  const int64_t term = leader_->LeaderToken();
+  if (term == 0) return absl::UnavailableError("not the scheduling leader");
   // Catch-up rule: a new leader publishes a marker and schedules only once the views include
   // it, so every decision of an earlier leader is loaded first.
   EventSequence marker;
@@ -174,13 +177,25 @@ absl::Status Scheduler::Initialize() {
   started_at_ = clock_->Now();
   LOG_INFO("scheduler loaded its job database", "jobs", job_db_.size(), "views_offset",
            views_offset_);
+  term_ = term;
   absl::MutexLock lock(&mu_);
   ready_ = true;
   return absl::OkStatus();
 }
 
+void Scheduler::StepDown() {
+  LOG_WARN("scheduler lost leadership; it stops deciding until it leads again", "term", term_);
+  term_ = 0;
+  job_db_.Clear();
+  revisit_.clear();
+  if (reports_ != nullptr) reports_->SetReady(false);
+  absl::MutexLock lock(&mu_);
+  ready_ = false;
+}
+
 absl::Status Scheduler::Start() {
-  RETURN_IF_ERROR(Initialize());
+  // A replica that does not lead yet starts its loop and catches up when it becomes leader.
+  if (leader_->LeaderToken() != 0) RETURN_IF_ERROR(Initialize());
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
@@ -201,7 +216,17 @@ void Scheduler::Loop() {
       if (stopping_) return;
       wake_ = false;
     }
-    absl::Status status = RunCycle();
+    // A new term (or the first) starts with the catch-up rule; a replica that does not lead
+    // waits for leadership.
+    const int64_t token = leader_->LeaderToken();
+    if (token == 0) {
+      if (term_ != 0) StepDown();
+      leader_->AwaitLeadership(absl::Now() + options_.cycle_period);
+      continue;
+    }
+    const bool new_term = token != term_;
+    absl::Status status = new_term ? Initialize() : RunCycle();
+    if (status.ok() && new_term) continue;  // the term's first cycle at once
     if (!status.ok()) {
       LOG_WARN("scheduling cycle failed; retrying", "error", status.ToString());
       absl::SleepFor(backoff);
@@ -242,12 +267,18 @@ absl::Status Scheduler::RunCycle() {
   const int64_t decided = out.events();
   Schedule(out);
   const int64_t leased = out.events() - decided;
+  if (leader_->LeaderToken() != term_) {
+    // Leadership moved during the cycle: nothing decided here may be published.
+    StepDown();
+    return absl::AbortedError("scheduling leadership lost during the cycle");
+  }
   if (absl::Status s = out.Publish(log_); !s.ok()) {
     // Runs expired above exist only in the JobDb; start again from the views.
     ReloadFromViews();
     return s;
   }
   job_db_.Compact(views_offset_);
+  if (reports_ != nullptr) reports_->SetReady(true);
   absl::MutexLock lock(&mu_);
   ++stats_.cycles;
   stats_.decisions += decided;
@@ -464,6 +495,39 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
   }
 }
 
+void Scheduler::ReportRound(const std::string& pool, const RoundResult& result, absl::Time now) {
+  if (reports_ == nullptr) return;
+  for (const Assignment& a : result.assignments) reports_->ForgetJob(a.job_id);
+  for (const Unschedulable& u : result.unschedulable) {
+    // The first round's reasons start with "0 of N nodes match" when no node could ever hold
+    // the job.
+    const bool never = absl::StartsWith(u.reason, "0 of ");
+    reports_->SetJobReason(u.job_id,
+                           JobReason{pool, never ? "NO_NODE_MATCHES" : "NO_ROOM", u.reason, now});
+  }
+  double total_weight = 0;
+  for (const QueueShare& q : result.shares) {
+    auto info = queues_.find(q.queue);
+    total_weight += info == queues_.end() ? 1.0 : info->second.weight;
+  }
+  std::vector<QueueShareReport> shares;
+  for (const auto& q : result.shares) {
+    auto info = queues_.find(q.queue);
+    const double weight = info == queues_.end() ? 1.0 : info->second.weight;
+    QueueShareReport share;
+    share.queue = q.queue;
+    share.pool = pool;
+    share.weight = weight;
+    share.fair_share = total_weight > 0 ? weight / total_weight : 0;
+    share.adjusted_fair_share = share.fair_share;
+    share.actual_share = q.share_after * weight;  // round shares are costs: share / weight
+    share.leased = q.assigned;
+    share.time = now;
+    shares.push_back(std::move(share));
+  }
+  reports_->SetPoolQueues(pool, std::move(shares));
+}
+
 void Scheduler::Schedule(Publication& out) {
   if (job_db_.queued().empty()) return;
   const absl::Time now = clock_->Now();
@@ -520,6 +584,7 @@ void Scheduler::Schedule(Publication& out) {
     input.config.executor_capacity = capacity;
     input.config.time_budget = options_.cycle_time_budget;
     RoundResult result = ScheduleRound(std::move(input));
+    ReportRound(pool, result, now);
     for (const Assignment& a : result.assignments) {
       const JobRecord* job = job_db_.FindJob(a.job_id);
       if (job == nullptr || a.node_index < 0 || a.node_index >= static_cast<int>(nodes.size())) {

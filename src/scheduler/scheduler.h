@@ -19,6 +19,8 @@
 #include "src/eventlog/event_log.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/jobdb/job_db.h"
+#include "src/scheduler/leader.h"
+#include "src/scheduler/reports.h"
 #include "src/store/store.h"
 
 namespace regatta::scheduler {
@@ -74,6 +76,11 @@ class Scheduler {
   // Asks the loop for a cycle soon (an executor reported events or capacity).
   void Wake();
 
+  // Optional collaborators; set before Start(). Without a leader election the scheduler is a
+  // standalone leader; without reports it keeps none.
+  void set_leader_election(LeaderElection* leader) { leader_ = leader; }
+  void set_reports(SchedulingReports* reports) { reports_ = reports; }
+
   JobDb& job_db() { return job_db_; }
   bool ready() const;
   int32_t PriorityOf(absl::string_view priority_class) const;
@@ -94,8 +101,12 @@ class Scheduler {
   void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out);
   void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched);
   void Schedule(Publication& out);
+  // Keeps the round's reasons and shares for `regatta why` and `regatta queue report`.
+  void ReportRound(const std::string& pool, const RoundResult& result, absl::Time now);
   // Drops the JobDb and loads it again from the views (after a failed publish).
   void ReloadFromViews();
+  // Forgets the JobDb after losing leadership.
+  void StepDown();
   void Loop();
 
   eventlog::EventLog* const log_;
@@ -105,6 +116,11 @@ class Scheduler {
   const Clock* const clock_;
   IdGenerator* const ids_;
   const SchedulerOptions options_;
+  StandaloneLeaderElection standalone_leader_;
+  LeaderElection* leader_ = &standalone_leader_;
+  SchedulingReports* reports_ = nullptr;
+  // The leader term the JobDb was loaded in (0: not loaded as leader).
+  int64_t term_ = 0;
   absl::flat_hash_map<int, double> multipliers_;
 
   JobDb job_db_;

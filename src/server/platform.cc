@@ -12,6 +12,7 @@
 #include "src/api/event_service.h"
 #include "src/api/executor_service.h"
 #include "src/api/job_service.h"
+#include "src/api/report_service.h"
 #include "src/api/queue_service.h"
 #include "src/api/rest/rest_server.h"
 #include "src/api/submit_service.h"
@@ -41,6 +42,8 @@ struct Platform::Impl {
   std::unique_ptr<api::EventService> event_service;
   scheduler::ExecutorRegistry executors;
   std::unique_ptr<scheduler::Scheduler> scheduler;
+  scheduler::SchedulingReports reports;
+  std::unique_ptr<api::ReportService> report_service;
   std::unique_ptr<api::ExecutorService> executor_service;
   std::unique_ptr<executor::LocalExecutor> local_executor;
   std::unique_ptr<grpc::Server> grpc_server;
@@ -179,7 +182,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->scheduler = std::make_unique<scheduler::Scheduler>(
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
       scheduler_options);
+  impl->scheduler->set_reports(&impl->reports);
   RETURN_IF_ERROR(impl->scheduler->Start());
+  impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
   impl->executor_service = std::make_unique<api::ExecutorService>(
@@ -199,6 +204,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   builder.RegisterService(impl->job_service.get());
   builder.RegisterService(impl->event_service.get());
   builder.RegisterService(impl->executor_service.get());
+  builder.RegisterService(impl->report_service.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(

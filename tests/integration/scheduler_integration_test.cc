@@ -1,5 +1,6 @@
 // The scheduler loop on the real log, views and ingester, with a scripted executor: the test
 // reports nodes through the ExecutorRegistry and "runs" leases by appending run events itself.
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -15,6 +16,8 @@
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "src/ingest/ingester.h"
 #include "src/scheduler/executor_registry.h"
+#include "src/scheduler/leader.h"
+#include "src/scheduler/reports.h"
 #include "src/scheduler/scheduler.h"
 #include "src/store/sqlite/sqlite_store.h"
 
@@ -306,6 +309,93 @@ TEST_F(SchedulerIntegrationTest, CancelOfQueuedJobIsDecidedAndNeverLeased) {
   absl::StatusOr<std::vector<store::JobLocation>> jobs = store_->GetJobLocations(ids);
   ASSERT_TRUE(jobs.ok());
   EXPECT_EQ(jobs->front().state, regatta::v1::JOB_STATE_CANCELLED);
+}
+
+// A leader election the test switches: token 0 = not the leader.
+class SwitchableLeader : public LeaderElection {
+ public:
+  int64_t LeaderToken() const override { return token.load(); }
+  int64_t AwaitLeadership(absl::Time) override { return token.load(); }
+  std::atomic<int64_t> token{1};
+};
+
+// Events of one kind in the whole log (Event::kJobRunLeased, kPartitionMarker, ...).
+int CountEvents(eventlog::EventLog& log, Event::EventCase kind) {
+  int count = 0;
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log.Read(0, 1'000'000);
+  EXPECT_TRUE(records.ok()) << records.status();
+  for (const auto& record : records.value_or(std::vector<eventlog::LogRecord>{})) {
+    for (const Event& e : record.sequence.events()) count += e.event_case() == kind;
+  }
+  return count;
+}
+
+TEST_F(SchedulerIntegrationTest, OnlyTheLeaderDecidesAndANewTermCatchesUpFirst) {
+  SwitchableLeader leader;
+  CreateQueue("a", 1);
+  SubmitJobs("a", 2);
+  ReportNode("exec", "node", "8");
+  Ingested();
+  scheduler_ = std::make_unique<Scheduler>(
+      log_.get(), store_.get(),
+      [this](int64_t offset, absl::Time deadline) {
+        return ingester_->WaitForOffset(offset, deadline);
+      },
+      &registry_, &clock_, &ids_, SchedulerOptions{});
+  scheduler_->set_leader_election(&leader);
+  ASSERT_TRUE(scheduler_->Initialize().ok());
+  EXPECT_EQ(CountEvents(*log_, Event::kPartitionMarker), 1);
+  EXPECT_EQ(Cycle().size(), 2u);
+
+  // Leadership moves away mid-term: the cycle publishes nothing and the JobDb is dropped.
+  leader.token = 0;
+  SubmitJobs("a", 2);
+  Ingested();
+  EXPECT_EQ(scheduler_->RunCycle().code(), absl::StatusCode::kAborted);
+  EXPECT_FALSE(scheduler_->ready());
+  EXPECT_EQ(scheduler_->job_db().size(), 0u);
+  EXPECT_EQ(CountEvents(*log_, Event::kJobRunLeased), 2);
+  EXPECT_EQ(scheduler_->Initialize().code(), absl::StatusCode::kUnavailable);
+
+  // A new term: the catch-up marker again, then the two new jobs are leased (the first two
+  // still hold their runs, so they are not leased twice).
+  leader.token = 2;
+  ASSERT_TRUE(scheduler_->Initialize().ok());
+  EXPECT_EQ(CountEvents(*log_, Event::kPartitionMarker), 2);
+  EXPECT_TRUE(scheduler_->ready());
+  EXPECT_EQ(Cycle().size(), 2u);
+  EXPECT_EQ(CountEvents(*log_, Event::kJobRunLeased), 4);
+}
+
+TEST_F(SchedulerIntegrationTest, ReportsSayWhyJobsWaitAndHowQueuesShare) {
+  SchedulingReports reports;
+  CreateQueue("a", 1);
+  CreateQueue("b", 1);
+  std::vector<std::string> fits = SubmitJobs("a", 1, "2");
+  std::vector<std::string> never = SubmitJobs("b", 1, "100");
+  ReportNode("exec", "node", "8");
+  Ingested();
+  StartScheduler();
+  scheduler_->set_reports(&reports);
+  EXPECT_FALSE(reports.ready());
+  EXPECT_EQ(Cycle().size(), 1u);
+  EXPECT_TRUE(reports.ready());
+
+  EXPECT_TRUE(reports.ReasonsFor(fits[0]).empty());
+  std::vector<JobReason> reasons = reports.ReasonsFor(never[0]);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].pool, "default");
+  EXPECT_EQ(reasons[0].code, "NO_NODE_MATCHES");
+  EXPECT_THAT(reasons[0].reason, ::testing::HasSubstr("needs 100 cpu"));
+
+  // Two active queues of equal weight: fair share 1/2 each; a holds 2 of 8 cpus.
+  std::vector<QueueShareReport> queues = reports.Queues();
+  ASSERT_EQ(queues.size(), 2u);
+  EXPECT_EQ(queues[0].queue, "a");
+  EXPECT_DOUBLE_EQ(queues[0].fair_share, 0.5);
+  EXPECT_DOUBLE_EQ(queues[0].actual_share, 0.25);
+  EXPECT_EQ(queues[0].leased, 1);
+  EXPECT_EQ(reports.Queues("b").size(), 1u);
 }
 
 }  // namespace

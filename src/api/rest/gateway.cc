@@ -85,7 +85,8 @@ Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
       queues_(v1::QueueService::NewStub(channel_)),
       submit_(v1::SubmitService::NewStub(channel_)),
       jobs_(v1::JobService::NewStub(channel_)),
-      events_(v1::EventService::NewStub(channel_)) {}
+      events_(v1::EventService::NewStub(channel_)),
+      reports_(v1::SchedulingReportService::NewStub(channel_)) {}
 
 template <typename Response, typename Invoke>
 HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
@@ -313,6 +314,22 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
                                          });
     }
 
+    case RouteId::kGetJobReport: {
+      v1::GetJobReportRequest rpc;
+      if (absl::Status s = query_into(&rpc, {{}, {"job_id"}}); !s.ok()) return ErrorResponse(s);
+      rpc.set_job_id(var("id"));
+      return Unary<v1::JobReport>(request, [&](grpc::ClientContext* c, v1::JobReport* out) {
+        return reports_->GetJobReport(c, rpc, out);
+      });
+    }
+    case RouteId::kQueueReport: {
+      v1::GetQueueReportRequest rpc;
+      if (absl::Status s = query_into(&rpc, {}); !s.ok()) return ErrorResponse(s);
+      return Unary<v1::QueueReportResponse>(
+          request, [&](grpc::ClientContext* c, v1::QueueReportResponse* out) {
+            return reports_->GetQueueReport(c, rpc, out);
+          });
+    }
     case RouteId::kGetJobLogs: {
       LogStreamPlan plan;
       plan.authorization = request.authorization;

@@ -14,6 +14,7 @@
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/report_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 #include "src/api/rest/http_message.h"
 
@@ -91,6 +92,7 @@ class Gateway {
   std::unique_ptr<regatta::v1::SubmitService::Stub> submit_;
   std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
   std::unique_ptr<regatta::v1::EventService::Stub> events_;
+  std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
   CallTracker tracker_;
 };
 

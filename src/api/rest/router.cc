@@ -57,6 +57,8 @@ const std::vector<RouteSpec>& Routes() {
       Spec("POST", "/v1/jobs:list", RouteId::kListJobs),
       Spec("GET", "/v1/jobs", RouteId::kGetListJobs),
       Spec("GET", "/v1/jobs/{id}/logs", RouteId::kGetJobLogs),
+      Spec("GET", "/v1/jobs/{id}/report", RouteId::kGetJobReport),
+      Spec("GET", "/v1/reports/queues", RouteId::kQueueReport),
       Spec("GET", "/v1/queues/{queue}/jobsets/{jobSet}/events", RouteId::kJobSetEvents),
   };
   return *routes;

@@ -34,6 +34,8 @@ enum class RouteId {
   kListJobs,       // POST /v1/jobs:list
   kGetListJobs,    // GET /v1/jobs
   kGetJobLogs,     // GET /v1/jobs/{id}/logs
+  kGetJobReport,   // GET /v1/jobs/{id}/report
+  kQueueReport,    // GET /v1/reports/queues
   kJobSetEvents,
 };
 
