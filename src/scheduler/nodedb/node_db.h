@@ -127,7 +127,9 @@ class NodeDb {
     std::array<int64_t, kMaxIndexedResources> free;
     int node;
     friend bool operator<(const IndexKey& a, const IndexKey& b) {
-      if (a.free != b.free) return a.free < b.free;
+      for (int d = 0; d < kMaxIndexedResources; ++d) {
+        if (a.free[d] != b.free[d]) return a.free[d] < b.free[d];
+      }
       return a.node < b.node;
     }
   };

@@ -108,6 +108,7 @@ class PoolRound {
 
  private:
   // Setup.
+  void ReserveResults();
   int KeyFor(const JobTemplate* tmpl);
   void BindRunning();
   void ComputeShares();
@@ -308,11 +309,21 @@ int PoolRound::KeyFor(const JobTemplate* tmpl) {
   return key;
 }
 
+void PoolRound::ReserveResults() {
+  // Growing vectors of a million entries element by element costs more than the placements
+  // (copies into fresh pages); reserved but unused capacity is never touched.
+  int64_t queued = 0;
+  for (const QueueInput& q : input_.queues) queued += std::max<int64_t>(q.queued_count, 0);
+  const int64_t running = input_.running != nullptr ? input_.running->size() : 0;
+  result_.leases.reserve(queued);
+  result_.unschedulable.reserve(queued);
+  bound_.reserve(running + queued);
+}
+
 void PoolRound::BindRunning() {
   absl::flat_hash_map<absl::string_view, int> queue_index;
   for (size_t q = 0; q < input_.queues.size(); ++q) queue_index.try_emplace(queue_names_[q], q);
   if (input_.running == nullptr) return;
-  bound_.reserve(input_.running->size());
   for (const RunningJob& run : *input_.running) {
     if (run.tmpl == nullptr || run.node_index < 0 || run.node_index >= db_.num_nodes()) continue;
     BoundJob& job = bound_.emplace_back();
@@ -457,6 +468,7 @@ PoolRoundResult PoolRound::Run() {
   const absl::Duration budget = config_.time_budget;
   const bool timed = budget > absl::ZeroDuration();
   const absl::Time start = timed ? absl::Now() : absl::InfinitePast();
+  ReserveResults();
   BindRunning();
   ComputeShares();
   EvictOverShareQueues();
