@@ -162,10 +162,18 @@ class PoolRound {
   absl::flat_hash_map<const JobTemplate*, int> key_of_template_;
 
   std::vector<BoundJob> bound_;
-  std::vector<std::vector<int>> node_jobs_;  // node -> bound jobs there
-  std::vector<int> first_taker_;             // node -> first new job that took evicted room
-  std::vector<int> bound_at_level_;          // preemptible jobs bound per level
-  int evicted_bound_ = 0;                    // evicted jobs still bound at level 0
+  // Bound jobs per node as intrusive lists (no allocation per placement): node -> first job,
+  // job -> next job on the same node, -1 ends.
+  std::vector<int> node_first_job_;
+  std::vector<int> next_on_node_;
+  void AddToNode(int node, int id) {
+    next_on_node_.resize(bound_.size(), -1);
+    next_on_node_[id] = node_first_job_[node];
+    node_first_job_[node] = id;
+  }
+  std::vector<int> first_taker_;     // node -> first new job that took evicted room
+  std::vector<int> bound_at_level_;  // preemptible jobs bound per level
+  int evicted_bound_ = 0;            // evicted jobs still bound at level 0
   absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> running_gangs_;
 
   std::vector<QueueState> queues_;
@@ -241,7 +249,7 @@ PoolRound::PoolRound(PoolRoundInput input)
   }
   if (classes_.empty()) classes_.emplace_back();
   const int n = db_.num_nodes();
-  node_jobs_.resize(n);
+  node_first_job_.assign(n, -1);
   first_taker_.assign(n, -1);
   bound_at_level_.assign(db_.num_levels(), 0);
   executor_slot_.assign(n, -1);
@@ -318,6 +326,7 @@ void PoolRound::ReserveResults() {
   result_.leases.reserve(queued);
   result_.unschedulable.reserve(queued);
   bound_.reserve(running + queued);
+  next_on_node_.reserve(running + queued);
 }
 
 void PoolRound::BindRunning() {
@@ -339,7 +348,7 @@ void PoolRound::BindRunning() {
     job.level = classes_[keys_[job.key].cls].bind_level;
     job.leased = run.leased_time;
     db_.Bind(job.node, shapes_[keys_[job.key].shape].dense.data(), job.level);
-    node_jobs_[job.node].push_back(id);
+    AddToNode(job.node, id);
     if (job.level < db_.num_levels()) ++bound_at_level_[job.level];
     if (job.queue >= 0) {
       QueueState& state = queues_[job.queue];
@@ -730,12 +739,13 @@ int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool 
   bound.key = key;
   bound.state = BoundState::kNew;
   bound.lease = static_cast<int>(result_.leases.size());
-  node_jobs_[node].push_back(id);
+  AddToNode(node, id);
   if (level < db_.num_levels()) ++bound_at_level_[level];
-  result_.leases.push_back(Lease{.job_id = std::string(job.id),
-                                 .queue = input_.queues[q].name,
-                                 .node_index = node,
-                                 .preempted_others = preempted_others});
+  Lease& lease = result_.leases.emplace_back();
+  lease.job_id.assign(job.id.data(), job.id.size());
+  lease.queue = input_.queues[q].name;
+  lease.node_index = node;
+  lease.preempted_others = preempted_others;
   QueueState& state = queues_[q];
   const ResourceList& requests = job.tmpl->requests;
   state.held.Add(requests);
@@ -785,7 +795,7 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
   const BoundJob& winner = bound_[taker];
   const int scan_level = classes_[keys_[winner.key].cls].scan_level;
   std::vector<int> victims;
-  for (int id : node_jobs_[node]) {
+  for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
     const bool holding = job.state == BoundState::kRunning || job.state == BoundState::kNew;
     if (holding && job.level >= kLowestClassLevel && job.level < scan_level) victims.push_back(id);
@@ -845,10 +855,12 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
 
 void PoolRound::Unschedule(int q, const QueuedJob& job, UnschedulableCode code,
                            const std::string& reason) {
-  result_.unschedulable.push_back(Unschedulable{.job_id = std::string(job.id),
-                                                .queue = input_.queues[q].name,
-                                                .code = code,
-                                                .reason = reason});
+  // Filled in place: a saturated round records hundreds of thousands of these.
+  Unschedulable& u = result_.unschedulable.emplace_back();
+  u.job_id.assign(job.id.data(), job.id.size());
+  u.queue = input_.queues[q].name;
+  u.code = code;
+  u.reason = reason;
 }
 
 std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
@@ -1112,7 +1124,7 @@ void PoolRound::PreemptGangs() {
   for (size_t p = 0; p < result_.preemptions.size(); ++p) {
     const Preemption preempted = result_.preemptions[p];
     // Find the bound job of this preemption (by node and id; preemptions are few).
-    for (int id : node_jobs_[preempted.node_index]) {
+    for (int id = node_first_job_[preempted.node_index]; id >= 0; id = next_on_node_[id]) {
       const BoundJob& job = bound_[id];
       if (job.id != preempted.job_id || job.gang_id.empty()) continue;
       auto gang = running_gangs_.find({job.queue, job.gang_id});
