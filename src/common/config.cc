@@ -28,9 +28,26 @@ std::string SnakeUpper(absl::string_view camel) {
   return out;
 }
 
+// True if `path` or one of its prefixes matches one of the open-map patterns ("*" matches any
+// one segment): everything inside an open map is the operator's, checked by the caller.
+bool IsOpenMap(const std::string& path, const std::vector<std::string>& open_maps) {
+  std::vector<absl::string_view> segments = absl::StrSplit(path, '.');
+  for (const std::string& pattern : open_maps) {
+    std::vector<absl::string_view> want = absl::StrSplit(pattern, '.');
+    if (want.size() > segments.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < want.size() && match; ++i) {
+      match = want[i] == "*" || want[i] == segments[i];
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
 // Merges `overlay` into `base` (maps recursively; anything else replaces). Keys missing from
-// `base` are errors: `path` names them.
-absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string& path) {
+// `base` are errors naming them, except in open maps, which take new keys as given.
+absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string& path,
+                   const std::vector<std::string>& open_maps) {
   if (!overlay.IsMap()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path.empty() ? "config" : path, ": expected a mapping"));
@@ -39,11 +56,15 @@ absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string
     std::string key = kv.first.as<std::string>();
     std::string child_path = path.empty() ? key : absl::StrCat(path, ".", key);
     if (!base[key]) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown configuration key ", child_path));
+      if (!IsOpenMap(path, open_maps)) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown configuration key ", child_path));
+      }
+      base[key] = YAML::Clone(kv.second);
+      continue;
     }
     YAML::Node target = base[key];
     if (target.IsMap() && kv.second.IsMap()) {
-      RETURN_IF_ERROR(Merge(target, kv.second, child_path));
+      RETURN_IF_ERROR(Merge(target, kv.second, child_path, open_maps));
     } else if (target.IsMap() && !kv.second.IsNull()) {
       return absl::InvalidArgumentError(absl::StrCat(child_path, ": expected a mapping"));
     } else {
@@ -56,7 +77,8 @@ absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string
 // Sets the value at a dotted path, matching each segment to an existing key exactly or by its
 // upper snake case spelling (for environment variables).
 absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
-                     absl::string_view value_text, absl::string_view origin, bool snake) {
+                     absl::string_view value_text, absl::string_view origin, bool snake,
+                     const std::vector<std::string>& open_maps) {
   YAML::Node value;
   try {
     value = YAML::Load(std::string(value_text));
@@ -65,6 +87,7 @@ absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
   }
   YAML::Node node = root;
   std::vector<std::string> resolved;
+  bool created = false;
   for (size_t i = 0; i < segments.size(); ++i) {
     if (!node.IsMap()) {
       return absl::InvalidArgumentError(
@@ -77,6 +100,13 @@ absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
         found = key;
         break;
       }
+    }
+    if (found.empty() && (created || IsOpenMap(absl::StrJoin(resolved, "."), open_maps))) {
+      // A new entry of an open map (e.g. a priority class), or a key inside one; --set spells
+      // it exactly.
+      found = segments[i];
+      created = true;
+      if (i + 1 < segments.size()) node[found] = YAML::Node(YAML::NodeType::Map);
     }
     if (found.empty()) {
       return absl::InvalidArgumentError(
@@ -123,7 +153,8 @@ std::map<std::string, std::string> ProcessEnvironment() {
 
 absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::string_view file_path,
                                           const std::map<std::string, std::string>& env,
-                                          const std::vector<std::string>& overrides) {
+                                          const std::vector<std::string>& overrides,
+                                          const std::vector<std::string>& open_maps) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(defaults));
@@ -139,7 +170,7 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
       return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", e.what()));
     }
     if (!file.IsNull()) {
-      absl::Status merged = Merge(root, file, "");
+      absl::Status merged = Merge(root, file, "", open_maps);
       if (!merged.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", merged.message()));
       }
@@ -154,7 +185,7 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
         {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY", "PRESET", "BUILD_JOBS"});
     if (kNotKeys->contains(std::string(path)) || absl::StartsWith(path, "TEST_")) continue;
     std::vector<std::string> segments = absl::StrSplit(path, "__");
-    RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true));
+    RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true, open_maps));
   }
   for (const std::string& o : overrides) {
     size_t eq = o.find('=');
@@ -163,7 +194,7 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
     }
     std::vector<std::string> segments = absl::StrSplit(o.substr(0, eq), '.');
     RETURN_IF_ERROR(SetPath(root, segments, o.substr(eq + 1), absl::StrCat("--set ", o),
-                            /*snake=*/false));
+                            /*snake=*/false, open_maps));
   }
   return root;
 }

@@ -19,10 +19,14 @@ namespace regatta {
 //      their snake_case spelling),
 //   4. `overrides`: "a.b.c=value" strings from --set flags.
 // Values from env and flags are parsed as YAML scalars/flow values ("[a, b]" is a list).
-// Unknown keys in 2-4 are errors naming the key, so typos do not pass silently.
+// Unknown keys in 2-4 are errors naming the key, so typos do not pass silently — except inside
+// `open_maps`: dotted paths of maps whose keys are the user's (priority classes, resource
+// names), "*" matching any one segment; new keys there are taken as given (the caller checks
+// what they hold).
 absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::string_view file_path,
                                           const std::map<std::string, std::string>& env,
-                                          const std::vector<std::string>& overrides);
+                                          const std::vector<std::string>& overrides,
+                                          const std::vector<std::string>& open_maps = {});
 
 // The process environment as a map (for LoadConfigTree).
 std::map<std::string, std::string> ProcessEnvironment();

@@ -498,7 +498,7 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
 void Scheduler::ReportRound(const std::string& pool, const RoundResult& result, absl::Time now) {
   if (reports_ == nullptr) return;
   for (const Assignment& a : result.assignments) reports_->ForgetJob(a.job_id);
-  for (const Unschedulable& u : result.unschedulable) {
+  for (const RoundUnschedulable& u : result.unschedulable) {
     // The first round's reasons start with "0 of N nodes match" when no node could ever hold
     // the job.
     const bool never = absl::StartsWith(u.reason, "0 of ");

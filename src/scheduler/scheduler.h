@@ -20,6 +20,7 @@
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/jobdb/job_db.h"
 #include "src/scheduler/leader.h"
+#include "src/scheduler/policy/policy.h"
 #include "src/scheduler/reports.h"
 #include "src/store/store.h"
 
@@ -39,6 +40,8 @@ struct SchedulerOptions {
   std::map<std::string, double> resource_multipliers;
   int max_leases_per_cycle = 10000;
   absl::Duration cycle_time_budget = absl::Milliseconds(500);
+  // Priority classes, preemption, limits and rate limits (the `scheduling` configuration).
+  SchedulingPolicy policy;
   // The views' consumer whose rows the scheduler loads.
   std::string views_consumer = "query";
   std::string user_id = "scheduler";

@@ -43,9 +43,27 @@ submit:
   defaultResources: {cpu: 100m, memory: 64Mi}
 scheduling:
   defaultPriorityClass: default
+  # Each: {priority (higher may preempt lower), preemptible, maxFractionPerQueue: {cpu: 0.5},
+  # pools: {POOL: {maxFractionPerQueue: {...}}}}. Classes of your own are added to these.
   priorityClasses:
-    default: {priority: 1000, preemptible: false}
-    preemptible: {priority: 900, preemptible: true}
+    default: {priority: 1000, preemptible: false, maxFractionPerQueue: {}, pools: {}}
+    preemptible: {priority: 900, preemptible: true, maxFractionPerQueue: {}, pools: {}}
+  # Fair-share preemption: preemptible jobs of queues above this fraction of their adjusted
+  # fair share are preempted when queues below theirs need the room.
+  enableFairSharePreemption: true
+  protectedFractionOfFairShare: 1.0
+  # Best fit orders nodes by these (most significant first), and groups nodes into node types
+  # by their taints and these labels' values.
+  indexedResources: [cpu, memory]
+  indexedNodeLabels: []
+  # Fraction of a pool newly scheduled per cycle, e.g. {cpu: 0.1}: all queues / each queue.
+  maxFractionToSchedule: {}
+  maxFractionToSchedulePerQueue: {}
+  # New jobs per second (0: no limit) and burst: overall, and for each queue.
+  rateLimit: {rate: 0, burst: 1000}
+  queueRateLimit: {rate: 0, burst: 1000}
+  # How far into a queue the scheduler looks for the rest of a gang.
+  gangLookahead: 1000
   # Longest sleep between scheduling cycles (a cycle also starts when the views change or an
   # executor reports).
   cyclePeriod: 1s
@@ -132,8 +150,8 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   ASSIGN_OR_RETURN(s.executor_timeout, GetDuration(root, "scheduling.executorTimeout"));
   ASSIGN_OR_RETURN(s.default_max_retries, Get<int>(root, "scheduling.maxRetries"));
   ASSIGN_OR_RETURN(s.max_leases_per_cycle, Get<int>(root, "scheduling.maxLeasesPerCycle"));
-  ASSIGN_OR_RETURN(s.resource_multipliers,
-                   (Get<std::map<std::string, double>>(root, "scheduling.resourceMultipliers")));
+  ASSIGN_OR_RETURN(s.policy, scheduler::ParseSchedulingPolicy(root["scheduling"], "scheduling"));
+  s.resource_multipliers = s.policy.resource_multipliers;
   ASSIGN_OR_RETURN(c.lease_wait, GetDuration(root, "scheduling.leaseWait"));
   if (s.cycle_period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("scheduling.cyclePeriod: must be positive");
@@ -146,12 +164,6 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   }
   if (s.max_leases_per_cycle < 1) {
     return absl::InvalidArgumentError("scheduling.maxLeasesPerCycle: must be >= 1");
-  }
-  for (const auto& [name, multiplier] : s.resource_multipliers) {
-    if (!(multiplier >= 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("scheduling.resourceMultipliers.", name, ": must be >= 0"));
-    }
   }
   return absl::OkStatus();
 }
@@ -255,7 +267,14 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
     auto it = env.find("REGATTA_CONFIG");
     if (it != env.end()) file = it->second;
   }
-  ASSIGN_OR_RETURN(YAML::Node root, LoadConfigTree(kDefaultConfigYaml, file, env, flags.overrides));
+  // Maps whose keys are the operator's (priority classes, resource names, users); what they hold
+  // is checked when they are parsed below.
+  static const auto* kOpenMaps = new std::vector<std::string>{
+      "scheduling.priorityClasses",       "scheduling.resourceMultipliers",
+      "scheduling.maxFractionToSchedule", "scheduling.maxFractionToSchedulePerQueue",
+      "submit.defaultResources",          "auth.permissionUserMapping"};
+  ASSIGN_OR_RETURN(YAML::Node root,
+                   LoadConfigTree(kDefaultConfigYaml, file, env, flags.overrides, *kOpenMaps));
   ServerConfig c;
   ASSIGN_OR_RETURN(c.data_dir, Get<std::string>(root, "dataDir"));
   ASSIGN_OR_RETURN(c.grpc_listen, Get<std::string>(root, "api.grpcListen"));
@@ -294,29 +313,13 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
   }
   ASSIGN_OR_RETURN(p.default_resources,
                    (Get<std::map<std::string, std::string>>(root, "submit.defaultResources")));
-  ASSIGN_OR_RETURN(p.default_priority_class,
-                   Get<std::string>(root, "scheduling.defaultPriorityClass"));
-  YAML::Node classes = root["scheduling"]["priorityClasses"];
-  if (!classes.IsMap() || classes.size() == 0) {
-    return absl::InvalidArgumentError("scheduling.priorityClasses: at least one class is needed");
-  }
-  p.priority_classes.clear();
-  for (const auto& kv : classes) {
-    std::string name = kv.first.as<std::string>();
-    std::string base = absl::StrCat("scheduling.priorityClasses.", name);
-    ASSIGN_OR_RETURN(int priority, Get<int>(root, absl::StrCat(base, ".priority")));
-    bool preemptible = false;
-    if (kv.second["preemptible"]) {
-      ASSIGN_OR_RETURN(preemptible, Get<bool>(root, absl::StrCat(base, ".preemptible")));
-    }
-    p.priority_classes[name] = api::PriorityClass{priority, preemptible};
-  }
-  if (!p.priority_classes.count(p.default_priority_class)) {
-    return absl::InvalidArgumentError(absl::StrCat("scheduling.defaultPriorityClass: \"",
-                                                   p.default_priority_class,
-                                                   "\" is not one of scheduling.priorityClasses"));
-  }
   RETURN_IF_ERROR(LoadScheduling(root, c));
+  const scheduler::SchedulingPolicy& policy = c.scheduler.policy;
+  p.default_priority_class = policy.default_priority_class;
+  p.priority_classes.clear();
+  for (const auto& [name, pc] : policy.priority_classes) {
+    p.priority_classes[name] = api::PriorityClass{pc.priority, pc.preemptible};
+  }
   RETURN_IF_ERROR(LoadExecutor(root, c));
   ASSIGN_OR_RETURN(c.max_log_record_bytes, Get<int64_t>(root, "eventLog.maxRecordBytes"));
   ASSIGN_OR_RETURN(c.log_level, Get<std::string>(root, "logging.level"));

@@ -64,6 +64,39 @@ TEST(ConfigTest, UnknownKeysAreErrorsNamingTheKey) {
   EXPECT_THAT(std::string(from_flag.status().message()), HasSubstr("api.nope"));
 }
 
+TEST(ConfigTest, OpenMapsTakeTheOperatorsKeysEverywhereElseTyposFail) {
+  constexpr char kWithMaps[] = R"(
+scheduling:
+  priorityClasses:
+    default: {priority: 1, limits: {}}
+  cyclePeriod: 1s
+)";
+  const std::vector<std::string> open = {"scheduling.priorityClasses"};
+  // A new class from the file, a new limit inside a default class, a class from --set.
+  std::string file = WriteTemp(
+      "scheduling:\n  priorityClasses:\n    high: {priority: 9}\n"
+      "    default: {limits: {cpu: 0.5}}\n");
+  auto tree = LoadConfigTree(kWithMaps, file, {},
+                             {"scheduling.priorityClasses.low.priority=0",
+                              "scheduling.priorityClasses.low.preemptible=true"},
+                             open);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const YAML::Node classes = (*tree)["scheduling"]["priorityClasses"];
+  EXPECT_EQ(classes["high"]["priority"].as<int>(), 9);
+  EXPECT_EQ(classes["low"]["priority"].as<int>(), 0);
+  EXPECT_TRUE(classes["low"]["preemptible"].as<bool>());
+  EXPECT_EQ(classes["default"]["priority"].as<int>(), 1);
+  EXPECT_DOUBLE_EQ(classes["default"]["limits"]["cpu"].as<double>(), 0.5);
+
+  // Outside the open maps a new key is still a typo, named.
+  auto typo = LoadConfigTree(kWithMaps, "", {}, {"scheduling.cyclePerod=2s"}, open);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(std::string(typo.status().message()), HasSubstr("scheduling.cyclePerod"));
+  auto closed = LoadConfigTree(kWithMaps, file, {}, {});
+  ASSERT_FALSE(closed.ok());
+  EXPECT_THAT(std::string(closed.status().message()), HasSubstr("scheduling.priorityClasses.high"));
+}
+
 TEST(ConfigTest, BadInputsGiveClearErrors) {
   EXPECT_EQ(LoadConfigTree(kDefaults, "/nonexistent/regatta.yaml", {}, {}).status().code(),
             absl::StatusCode::kNotFound);
