@@ -91,11 +91,10 @@ class Scheduler {
   class Publication;
 
   absl::Status Sync(absl::flat_hash_set<std::string>& touched);
-  void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out);
-  void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched);
-  void Schedule(Publication& out);
-  // Drops the JobDb and loads it again from the views (after a failed publish).
-  void ReloadFromViews();
+  void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out, JobDb::Txn& txn);
+  void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
+                           JobDb::Txn& txn);
+  void Schedule(Publication& out, JobDb::Txn& txn);
   void Loop();
 
   eventlog::EventLog* const log_;

@@ -308,7 +308,7 @@ int Round::NodeIndex(absl::string_view id) {
 
 void Round::RecordUnschedulable(int queue, const RoundJob& job, const std::string& reason) {
   result_.unschedulable.push_back(
-      Unschedulable{.job_id = job.id, .queue = input_.queues[queue].name, .reason = reason});
+      RoundUnschedulable{.job_id = job.id, .queue = input_.queues[queue].name, .reason = reason});
 }
 
 void Round::Consider(int queue, const RoundJob& job) {
