@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/api/grpc_status.h"
 #include "src/api/serve.h"
@@ -63,32 +64,64 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
   const absl::Time now = ctx_->clock->Now();
   regatta::v1::CancelRuns cancel;
   regatta::v1::PreemptRuns preempt;
-  absl::ReaderMutexLock lock(&db.mutex());
-  for (const std::string& run_id : db.ActiveRunsOf(state.id)) {
-    const scheduler::RunRecord* run = db.FindRun(run_id);
-    const scheduler::JobRecord* job = db.FindJobByRun(run_id);
-    if (run == nullptr || job == nullptr || run->state != regatta::v1::RUN_STATE_LEASED) continue;
-    if (job->terminal() || state.runs.contains(run_id)) continue;
-    if (!registry_->ClaimSend(state.id, state.incarnation, run_id, now,
-                              options_.lease_resend_after)) {
-      continue;
+  // The JobDb keeps only the scheduling part of a spec; the lease carries the job as
+  // submitted, read from the store after the lock is released.
+  struct NewLease {
+    std::string run_id;
+    std::string node_id;
+    std::string job_id;
+    int32_t priority = 0;
+  };
+  std::vector<NewLease> leases;
+  {
+    absl::ReaderMutexLock lock(&db.mutex());
+    for (const std::string& run_id : db.ActiveRunsOf(state.id)) {
+      const scheduler::RunRecord* run = db.FindRun(run_id);
+      const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+      if (run == nullptr || job == nullptr || run->state != regatta::v1::RUN_STATE_LEASED) {
+        continue;
+      }
+      if (job->terminal() || state.runs.contains(run_id)) continue;
+      if (!registry_->ClaimSend(state.id, state.incarnation, run_id, now,
+                                options_.lease_resend_after)) {
+        continue;
+      }
+      leases.push_back(NewLease{run_id, run->node_id, job->id, job->priority_class_priority});
     }
-    regatta::v1::JobRunLease* lease = out.emplace_back().mutable_lease();
-    lease->set_run_id(run_id);
-    lease->set_executor_id(state.id);
-    lease->set_node_id(run->node_id);
-    *lease->mutable_job() = *job->spec;
-    lease->set_scheduled_at_priority(job->priority_class_priority);
+    for (const auto& [run_id, run_state] : state.runs) {
+      if (store::IsTerminal(run_state)) continue;  // ended; the executor is reporting it
+      const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+      const scheduler::RunRecord* run = db.FindRun(run_id);
+      if (job != nullptr && job->state == regatta::v1::JOB_STATE_PREEMPTED) {
+        preempt.add_run_ids(run_id);
+      } else if (job == nullptr || run == nullptr || job->terminal() || !run->active() ||
+                 run->executor_id != state.id) {
+        cancel.add_run_ids(run_id);
+      }
+    }
   }
-  for (const auto& [run_id, run_state] : state.runs) {
-    if (store::IsTerminal(run_state)) continue;  // ended; the executor is reporting it
-    const scheduler::JobRecord* job = db.FindJobByRun(run_id);
-    const scheduler::RunRecord* run = db.FindRun(run_id);
-    if (job != nullptr && job->state == regatta::v1::JOB_STATE_PREEMPTED) {
-      preempt.add_run_ids(run_id);
-    } else if (job == nullptr || run == nullptr || job->terminal() || !run->active() ||
-               run->executor_id != state.id) {
-      cancel.add_run_ids(run_id);
+  if (!leases.empty()) {
+    std::vector<std::string> job_ids;
+    job_ids.reserve(leases.size());
+    for (const NewLease& lease : leases) job_ids.push_back(lease.job_id);
+    absl::StatusOr<std::vector<regatta::v1::Job>> specs = ctx_->store->GetJobSpecs(job_ids);
+    if (!specs.ok()) {
+      // Claimed but not sent: they go out again after lease_resend_after.
+      LOG_WARN("could not read the specs of leased jobs; resending later", "executor", state.id,
+               "error", specs.status().ToString());
+      specs = std::vector<regatta::v1::Job>();
+    }
+    absl::flat_hash_map<absl::string_view, regatta::v1::Job*> by_id;
+    for (regatta::v1::Job& job : *specs) by_id.emplace(job.id(), &job);
+    for (const NewLease& lease : leases) {
+      auto it = by_id.find(lease.job_id);
+      if (it == by_id.end()) continue;
+      regatta::v1::JobRunLease* message = out.emplace_back().mutable_lease();
+      message->set_run_id(lease.run_id);
+      message->set_executor_id(state.id);
+      message->set_node_id(lease.node_id);
+      *message->mutable_job() = *it->second;
+      message->set_scheduled_at_priority(lease.priority);
     }
   }
   if (cancel.run_ids_size() > 0) *out.emplace_back().mutable_cancel_runs() = std::move(cancel);
@@ -227,11 +260,11 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
         }
         registry_->MarkDelivered(request.executor_id(), run_id);
         // The server routes the event; the executor's queue and job set are not trusted.
-        auto [it, inserted] = index.try_emplace({job->queue, job->job_set}, out.size());
+        auto [it, inserted] = index.try_emplace({job->queue(), job->job_set()}, out.size());
         if (inserted) {
           regatta::v1::EventSequence& s = out.emplace_back();
-          s.set_queue(job->queue);
-          s.set_job_set(job->job_set);
+          s.set_queue(job->queue());
+          s.set_job_set(job->job_set());
           s.set_user_id(principal.name);
         }
         Event* copy = out[it->second].add_events();

@@ -1,6 +1,7 @@
 #include "src/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -89,28 +90,27 @@ regatta::v1::Error MakeError(regatta::v1::ErrorReason reason, std::string messag
   return e;
 }
 
-// Walks a queue's queued set in order, skipping jobs already placed this cycle.
+// Walks a queue's queued set in order (jobs leased earlier in the transaction are gone from
+// it), building the round's view of each job as the round pulls it.
 class QueuedIterator : public RoundJobIterator {
  public:
-  QueuedIterator(const JobDb* db, const absl::btree_set<JobDb::QueuedKey>* keys,
-                 const absl::flat_hash_set<std::string>* placed)
-      : db_(db), it_(keys->begin()), end_(keys->end()), placed_(placed) {}
+  explicit QueuedIterator(JobDb::Txn::QueuedCursor cursor) : cursor_(std::move(cursor)) {}
 
   const RoundJob* Next() override {
-    while (it_ != end_) {
-      const JobDb::QueuedKey& key = *it_++;
-      if (placed_->contains(key.id)) continue;
-      const JobRecord* job = db_->FindJob(key.id);
-      if (job != nullptr && job->spec != nullptr) return &job->round_job;
-    }
-    return nullptr;
+    const JobRecord* job = cursor_.Next();
+    if (job == nullptr) return nullptr;
+    RoundJob& round = pulled_.emplace_back();
+    round.id = job->id;
+    round.priority_class_priority = job->priority_class_priority;
+    round.requests = job->requests();
+    round.task = job->tmpl->round.task;
+    round.avoid_nodes = job->AvoidNodes();
+    return &round;
   }
 
  private:
-  const JobDb* db_;
-  absl::btree_set<JobDb::QueuedKey>::const_iterator it_;
-  absl::btree_set<JobDb::QueuedKey>::const_iterator end_;
-  const absl::flat_hash_set<std::string>* placed_;
+  JobDb::Txn::QueuedCursor cursor_;
+  std::deque<RoundJob> pulled_;  // stable addresses for the round
 };
 
 }  // namespace
@@ -186,7 +186,7 @@ absl::Status Scheduler::Initialize() {
 void Scheduler::StepDown() {
   LOG_WARN("scheduler lost leadership; it stops deciding until it leads again", "term", term_);
   term_ = 0;
-  job_db_.Clear();
+  job_db_.Reset();
   revisit_.clear();
   if (reports_ != nullptr) reports_->SetReady(false);
   absl::MutexLock lock(&mu_);
@@ -261,41 +261,34 @@ absl::Status Scheduler::RunCycle() {
   // Everything the cycle decides goes into one durable append: outcomes of ended runs, expired
   // runs of lost executors, and new leases. A job requeued here is placed in the next cycle,
   // which follows at once because the append moves the views.
+  // The cycle's changes to the JobDb (expired runs, decisions, leases) become visible only
+  // once their events are durable; a failed append aborts them all.
   Publication out(clock_, options_.user_id);
-  ExpireLostExecutors(out, touched);
-  Decide(touched, out);
+  std::unique_ptr<JobDb::Txn> txn = job_db_.Begin();
+  ExpireLostExecutors(out, touched, *txn);
+  Decide(touched, out, *txn);
   const int64_t decided = out.events();
-  Schedule(out);
+  Schedule(out, *txn);
   const int64_t leased = out.events() - decided;
   if (leader_->LeaderToken() != term_) {
     // Leadership moved during the cycle: nothing decided here may be published.
+    txn->Abort();
     StepDown();
     return absl::AbortedError("scheduling leadership lost during the cycle");
   }
   if (absl::Status s = out.Publish(log_); !s.ok()) {
-    // Runs expired above exist only in the JobDb; start again from the views.
-    ReloadFromViews();
+    txn->Abort();
+    revisit_ = std::move(touched);
     return s;
   }
-  job_db_.Compact(views_offset_);
+  txn->Compact(views_offset_);
+  txn->Commit();
   if (reports_ != nullptr) reports_->SetReady(true);
   absl::MutexLock lock(&mu_);
   ++stats_.cycles;
   stats_.decisions += decided;
   stats_.leases += leased;
   return absl::OkStatus();
-}
-
-void Scheduler::ReloadFromViews() {
-  job_db_.Clear();
-  queues_.clear();
-  views_offset_ = 0;
-  revisit_.clear();
-  absl::flat_hash_set<std::string> touched;
-  if (absl::Status s = Sync(touched); !s.ok()) {
-    LOG_WARN("reloading the job database failed; the next cycle retries", "error", s.ToString());
-  }
-  revisit_ = std::move(touched);
 }
 
 absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
@@ -318,27 +311,31 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
       missing.push_back(row.job_id);
     }
   }
-  absl::flat_hash_map<std::string, std::shared_ptr<const regatta::v1::Job>> specs;
+  std::vector<regatta::v1::Job> loaded;
   if (!missing.empty()) {
-    ASSIGN_OR_RETURN(std::vector<regatta::v1::Job> jobs, store_->GetJobSpecs(missing));
-    for (regatta::v1::Job& job : jobs) {
-      std::string id = job.id();
-      specs.emplace(std::move(id), std::make_shared<const regatta::v1::Job>(std::move(job)));
+    ASSIGN_OR_RETURN(loaded, store_->GetJobSpecs(missing));
+  }
+  absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> specs;
+  specs.reserve(loaded.size());
+  for (const regatta::v1::Job& job : loaded) specs.emplace(job.id(), &job);
+  // The views' rows are facts: committed whatever the cycle decides later.
+  std::unique_ptr<JobDb::Txn> txn = job_db_.Begin();
+  for (const store::SchedulerJobRow& row : delta.jobs) {
+    auto it = specs.find(row.job_id);
+    if (txn->ApplyJobRow(row, delta.offset, it == specs.end() ? nullptr : it->second)) {
+      touched.insert(row.job_id);
     }
   }
-  for (const store::SchedulerJobRow& row : delta.jobs) {
-    std::shared_ptr<const regatta::v1::Job> spec;
-    if (auto it = specs.find(row.job_id); it != specs.end()) spec = it->second;
-    if (job_db_.ApplyJobRow(row, delta.offset, std::move(spec))) touched.insert(row.job_id);
-  }
   for (const store::SchedulerRunRow& row : delta.runs) {
-    if (job_db_.ApplyRunRow(row, delta.offset)) touched.insert(row.job_id);
+    if (txn->ApplyRunRow(row, delta.offset)) touched.insert(row.job_id);
   }
+  txn->Commit();
   views_offset_ = delta.offset;
   return absl::OkStatus();
 }
 
-void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched) {
+void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
+                                    JobDb::Txn& txn) {
   const absl::Time now = clock_->Now();
   absl::flat_hash_set<std::string> live;
   absl::flat_hash_set<std::string> lost;
@@ -369,40 +366,35 @@ void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::s
       restarted[e.id] = &e;
     }
   }
-  for (const auto& [job_id, job] : job_db_.jobs()) {
-    for (const RunRecord& run : job->runs) {
-      auto it = restarted.find(run.executor_id);
-      if (it == restarted.end() || !run.active() || run.state == regatta::v1::RUN_STATE_LEASED ||
-          run.leased_time >= it->second->incarnation_since ||
-          it->second->runs.contains(run.run_id)) {
-        continue;
-      }
-      Event* event = out.Add(job->queue, job->job_set, nullptr);
-      event->mutable_job_run_lease_expired()->set_job_id(job->id);
-      event->mutable_job_run_lease_expired()->set_run_id(run.run_id);
-      touched.insert(job->id);
-      expired.push_back(run.run_id);
-      LOG_WARN("run expired: its executor restarted without it", "job", job->id, "run", run.run_id,
-               "executor", run.executor_id);
+  txn.ForEachActiveRun([&](const JobRecord& job, const RunRecord& run) {
+    auto it = restarted.find(run.executor_id);
+    if (it == restarted.end() || run.state == regatta::v1::RUN_STATE_LEASED ||
+        run.leased_time >= it->second->incarnation_since || it->second->runs.contains(run.run_id)) {
+      return;
     }
-  }
-  for (const auto& [job_id, job] : job_db_.jobs()) {
-    for (const RunRecord& run : job->runs) {
-      if (!run.active() || live.contains(run.executor_id)) continue;
-      if (!grace_over && !lost.contains(run.executor_id)) continue;
-      Event* event = out.Add(job->queue, job->job_set, nullptr);
-      event->mutable_job_run_lease_expired()->set_job_id(job->id);
-      event->mutable_job_run_lease_expired()->set_run_id(run.run_id);
-      touched.insert(job->id);
-      expired.push_back(run.run_id);
-      LOG_WARN("run expired: its executor is lost", "job", job->id, "run", run.run_id, "executor",
-               run.executor_id);
-    }
-  }
+    Event* event = out.Add(job.queue(), job.job_set(), nullptr);
+    event->mutable_job_run_lease_expired()->set_job_id(job.id);
+    event->mutable_job_run_lease_expired()->set_run_id(run.run_id);
+    touched.insert(job.id);
+    expired.push_back(run.run_id);
+    LOG_WARN("run expired: its executor restarted without it", "job", job.id, "run", run.run_id,
+             "executor", run.executor_id);
+  });
+  txn.ForEachActiveRun([&](const JobRecord& job, const RunRecord& run) {
+    if (live.contains(run.executor_id)) return;
+    if (!grace_over && !lost.contains(run.executor_id)) return;
+    Event* event = out.Add(job.queue(), job.job_set(), nullptr);
+    event->mutable_job_run_lease_expired()->set_job_id(job.id);
+    event->mutable_job_run_lease_expired()->set_run_id(run.run_id);
+    touched.insert(job.id);
+    expired.push_back(run.run_id);
+    LOG_WARN("run expired: its executor is lost", "job", job.id, "run", run.run_id, "executor",
+             run.executor_id);
+  });
   // Recorded after the scan (recording changes the runs being iterated); the decision pass
   // below then requeues or fails the jobs in the same publication.
   for (const std::string& run_id : expired) {
-    job_db_.RecordRunState(
+    txn.RecordRunState(
         run_id, regatta::v1::RUN_STATE_LEASE_EXPIRED,
         MakeError(regatta::v1::ERROR_REASON_LEASE_EXPIRED, "the executor stopped reporting the run",
                   "Infrastructure", false));
@@ -413,17 +405,17 @@ void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::s
   }
 }
 
-void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publication& out) {
+void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publication& out,
+                       JobDb::Txn& txn) {
   for (const std::string& job_id : touched) {
-    const JobRecord* job = job_db_.FindJob(job_id);
+    const JobRecord* job = txn.FindJob(job_id);
     if (job == nullptr || job->terminal()) continue;
     if (job->decision != Decision::kNone && views_offset_ < job->decision_offset) continue;
     const RunRecord* run = job->latest_run();
-    const std::string queue = job->queue;
-    const std::string job_set = job->job_set;
-    auto record = [this, job_id](Decision d, regatta::v1::JobState s) {
-      return
-          [this, job_id, d, s](int64_t offset) { job_db_.RecordJobDecision(job_id, d, s, offset); };
+    const std::string queue = job->queue();
+    const std::string job_set = job->job_set();
+    auto record = [&txn, job_id](Decision d, regatta::v1::JobState s) {
+      return [&txn, job_id, d, s](int64_t offset) { txn.RecordJobDecision(job_id, d, s, offset); };
     };
 
     if (job->cancel_requested) {
@@ -431,7 +423,7 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
           out.Add(queue, job_set, record(Decision::kCancelled, regatta::v1::JOB_STATE_CANCELLED))
               ->mutable_job_cancelled();
       e->set_job_id(job_id);
-      e->set_reason(job->cancel_reason.empty() ? "cancelled on request" : job->cancel_reason);
+      e->set_reason(job->cancel_reason().empty() ? "cancelled on request" : job->cancel_reason());
       continue;
     }
     if (job->preempt_requested && run != nullptr && run->active()) {
@@ -440,7 +432,7 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
               ->mutable_job_preempted();
       e->set_job_id(job_id);
       e->set_run_id(run->run_id);
-      e->set_reason(job->preempt_reason.empty() ? "preempted on request" : job->preempt_reason);
+      e->set_reason(job->preempt_reason().empty() ? "preempted on request" : job->preempt_reason());
       continue;
     }
     const bool running = job->state == regatta::v1::JOB_STATE_LEASED ||
@@ -459,7 +451,7 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
         MakeError(regatta::v1::ERROR_REASON_INTERNAL,
                   absl::StrCat("run ended in state ", regatta::v1::RunState_Name(run->state)),
                   "Infrastructure", false));
-    const regatta::v1::RetryPolicy& policy = job->spec->retry_policy();
+    const regatta::v1::RetryPolicy& policy = job->retry_policy();
     bool retryable = !error.terminal();
     if (error.terminal() && error.exit_code() != 0) {
       retryable =
@@ -491,7 +483,7 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
     auto* e = out.Add(queue, job_set, record(Decision::kRequeued, regatta::v1::JOB_STATE_QUEUED))
                   ->mutable_job_requeued();
     e->set_job_id(job_id);
-    for (const std::string& node : job->round_job.avoid_nodes) e->add_avoid_nodes(node);
+    for (const std::string& node : job->AvoidNodes()) e->add_avoid_nodes(node);
   }
 }
 
@@ -528,8 +520,9 @@ void Scheduler::ReportRound(const std::string& pool, const RoundResult& result, 
   reports_->SetPoolQueues(pool, std::move(shares));
 }
 
-void Scheduler::Schedule(Publication& out) {
-  if (job_db_.queued().empty()) return;
+void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
+  const std::vector<std::string> queued_queues = txn.QueuedQueues();
+  if (queued_queues.empty()) return;
   const absl::Time now = clock_->Now();
   // Live executors' nodes, by pool.
   std::map<std::string, std::vector<Node>> pools;
@@ -547,23 +540,19 @@ void Scheduler::Schedule(Publication& out) {
   if (pools.empty()) return;
   // What active runs hold, per node and per (pool, queue).
   std::map<std::pair<std::string, std::string>, ResourceList> queue_allocated;
-  for (const auto& [job_id, job] : job_db_.jobs()) {
-    for (const RunRecord& run : job->runs) {
-      if (!run.active()) continue;
-      queue_allocated[{run.pool, job->queue}].Add(job->round_job.requests);
-      if (auto it = node_index.find(run.node_id); it != node_index.end()) {
-        pools[it->second.first][it->second.second].allocated.Add(job->round_job.requests);
-      }
+  txn.ForEachActiveRun([&](const JobRecord& job, const RunRecord& run) {
+    queue_allocated[{run.pool, job.queue()}].Add(job.requests());
+    if (auto it = node_index.find(run.node_id); it != node_index.end()) {
+      pools[it->second.first][it->second.second].allocated.Add(job.requests());
     }
-  }
+  });
 
-  absl::flat_hash_set<std::string> placed;
   int budget = options_.max_leases_per_cycle;
   for (auto& [pool, nodes] : pools) {
     if (budget <= 0) break;
     RoundInput input;
     input.nodes = &nodes;
-    for (const auto& [queue, keys] : job_db_.queued()) {
+    for (const std::string& queue : queued_queues) {
       auto info = queues_.find(queue);
       if (info == queues_.end() || info->second.cordoned) continue;
       RoundQueue q;
@@ -572,7 +561,7 @@ void Scheduler::Schedule(Publication& out) {
       if (auto a = queue_allocated.find({pool, queue}); a != queue_allocated.end()) {
         q.allocated = a->second;
       }
-      q.jobs = std::make_unique<QueuedIterator>(&job_db_, &keys, &placed);
+      q.jobs = std::make_unique<QueuedIterator>(txn.Cursor(queue));
       input.queues.push_back(std::move(q));
     }
     if (input.queues.empty()) continue;
@@ -586,12 +575,11 @@ void Scheduler::Schedule(Publication& out) {
     RoundResult result = ScheduleRound(std::move(input));
     ReportRound(pool, result, now);
     for (const Assignment& a : result.assignments) {
-      const JobRecord* job = job_db_.FindJob(a.job_id);
+      const JobRecord* job = txn.FindJob(a.job_id);
       if (job == nullptr || a.node_index < 0 || a.node_index >= static_cast<int>(nodes.size())) {
         continue;
       }
       const Node& node = nodes[a.node_index];
-      placed.insert(a.job_id);
       capacity[node.executor_id] -= 1;
       --budget;
       RunRecord run;
@@ -605,8 +593,8 @@ void Scheduler::Schedule(Publication& out) {
       const std::string job_id = job->id;
       const std::string executor_id = node.executor_id;
       Event* event =
-          out.Add(job->queue, job->job_set, [this, job_id, executor_id, run](int64_t offset) {
-            job_db_.RecordLease(job_id, run, offset);
+          out.Add(job->queue(), job->job_set(), [this, &txn, job_id, executor_id](int64_t offset) {
+            txn.SetDecisionOffset(job_id, offset);
             executors_->NoteLeased(executor_id, 1);
           });
       auto* leased = event->mutable_job_run_leased();
@@ -616,6 +604,8 @@ void Scheduler::Schedule(Publication& out) {
       leased->set_node_id(node.id);
       leased->set_pool(pool);
       leased->set_scheduled_at_priority(job->priority_class_priority);
+      // Leased in the transaction at once: later pools' queues no longer offer the job.
+      txn.RecordLease(job_id, std::move(run), /*offset=*/0);
     }
   }
 }

@@ -22,6 +22,7 @@
 #include "src/scheduler/leader.h"
 #include "src/scheduler/policy/policy.h"
 #include "src/scheduler/reports.h"
+#include "src/scheduler/round/round.h"
 #include "src/store/store.h"
 
 namespace regatta::scheduler {
@@ -101,13 +102,12 @@ class Scheduler {
   class Publication;
 
   absl::Status Sync(absl::flat_hash_set<std::string>& touched);
-  void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out);
-  void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched);
-  void Schedule(Publication& out);
+  void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out, JobDb::Txn& txn);
+  void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
+                           JobDb::Txn& txn);
+  void Schedule(Publication& out, JobDb::Txn& txn);
   // Keeps the round's reasons and shares for `regatta why` and `regatta queue report`.
   void ReportRound(const std::string& pool, const RoundResult& result, absl::Time now);
-  // Drops the JobDb and loads it again from the views (after a failed publish).
-  void ReloadFromViews();
   // Forgets the JobDb after losing leadership.
   void StepDown();
   void Loop();

@@ -134,22 +134,22 @@ class SchedulerIntegrationTest : public ::testing::Test {
     std::map<std::string, std::string> before;
     EXPECT_TRUE(scheduler_->RunCycle().ok());
     std::map<std::string, const JobRecord*> leased;
-    for (const auto& [id, job] : scheduler_->job_db().jobs()) {
-      const RunRecord* run = job->latest_run();
+    scheduler_->job_db().ForEachJob([&](const JobRecord& job) {
+      const RunRecord* run = job.latest_run();
       if (run != nullptr && run->state == regatta::v1::RUN_STATE_LEASED &&
           !seen_runs_.contains(run->run_id)) {
         seen_runs_.insert(run->run_id);
-        leased[run->run_id] = job.get();
+        leased[run->run_id] = &job;
       }
-    }
+    });
     return leased;
   }
 
   // The executor's side of a run: pending, running, and (if `finish`) succeeded.
   void RunEvents(const JobRecord& job, const std::string& run_id, bool finish) {
     EventSequence seq;
-    seq.set_queue(job.queue);
-    seq.set_job_set(job.job_set);
+    seq.set_queue(job.queue());
+    seq.set_job_set(job.job_set());
     Event* e = seq.add_events();
     *e = NewEvent();
     e->mutable_job_run_pending()->set_job_id(job.id);
@@ -178,7 +178,7 @@ class SchedulerIntegrationTest : public ::testing::Test {
       Ingested();
       for (const auto& [run_id, job] : Cycle()) {
         if (total == starts) break;
-        ++per_queue[job->queue];
+        ++per_queue[job->queue()];
         ++total;
         running.emplace_back(run_id, job);
         RunEvents(*job, run_id, /*finish=*/false);
@@ -187,8 +187,8 @@ class SchedulerIntegrationTest : public ::testing::Test {
         auto [run_id, job] = running.front();
         running.pop_front();
         EventSequence seq;
-        seq.set_queue(job->queue);
-        seq.set_job_set(job->job_set);
+        seq.set_queue(job->queue());
+        seq.set_job_set(job->job_set());
         Event* e = seq.add_events();
         *e = NewEvent();
         e->mutable_job_run_succeeded()->set_job_id(job->id);

@@ -1,7 +1,10 @@
 #include "src/scheduler/jobdb/job_db.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "src/common/logging.h"
 
 namespace regatta::scheduler {
@@ -32,7 +35,67 @@ ResourceList RequestsOf(const regatta::v1::Job& job) {
   return *std::move(list);
 }
 
+// The part of a submitted job that scheduling and retry decisions read.
+regatta::v1::Job SchedulingPart(const regatta::v1::Job& job, absl::string_view priority_class) {
+  regatta::v1::Job out;
+  const regatta::v1::TaskSpec& task = job.task();
+  regatta::v1::TaskSpec* t = out.mutable_task();
+  *t->mutable_resources()->mutable_requests() = task.resources().requests();
+  *t->mutable_node_selector() = task.node_selector();
+  *t->mutable_tolerations() = task.tolerations();
+  if (task.has_node_affinity()) *t->mutable_node_affinity() = task.node_affinity();
+  if (task.has_active_deadline()) *t->mutable_active_deadline() = task.active_deadline();
+  out.set_priority_class(std::string(priority_class));
+  if (job.gang().cardinality() > 1 || !job.gang().node_uniformity_label().empty()) {
+    out.mutable_gang()->set_cardinality(job.gang().cardinality());
+    out.mutable_gang()->set_node_uniformity_label(job.gang().node_uniformity_label());
+  }
+  if (job.has_retry_policy()) *out.mutable_retry_policy() = job.retry_policy();
+  return out;
+}
+
+QueuedEntry EntryOf(const JobRecord& job) {
+  return QueuedEntry{-job.priority_class_priority, job.priority,
+                     absl::ToUnixMicros(job.submit_time), &job};
+}
+
+const std::string& Empty() {
+  static const std::string* const empty = new std::string();
+  return *empty;
+}
+
 }  // namespace
+
+// ---- JobRecord ----------------------------------------------------------------------------------
+
+JobRecord::JobRecord(const JobRecord& other)
+    : id(other.id),
+      queue_name(other.queue_name),
+      job_set_name(other.job_set_name),
+      tmpl(other.tmpl),
+      submit_time(other.submit_time),
+      decision_offset(other.decision_offset),
+      priority(other.priority),
+      priority_class_priority(other.priority_class_priority),
+      state(other.state),
+      decision(other.decision),
+      cancel_requested(other.cancel_requested),
+      preempt_requested(other.preempt_requested),
+      deleted(other.deleted),
+      extras(other.extras ? std::make_unique<JobExtras>(*other.extras) : nullptr),
+      runs(other.runs) {}
+
+const std::string& JobRecord::gang_id() const { return extras ? extras->gang_id : Empty(); }
+const std::string& JobRecord::cancel_reason() const {
+  return extras ? extras->cancel_reason : Empty();
+}
+const std::string& JobRecord::preempt_reason() const {
+  return extras ? extras->preempt_reason : Empty();
+}
+
+bool JobRecord::holds_resources() const {
+  return std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.active(); });
+}
 
 int JobRecord::retryable_failures() const {
   int n = 0;
@@ -40,34 +103,83 @@ int JobRecord::retryable_failures() const {
   return n;
 }
 
-JobDb::QueuedKey QueuedKeyOf(const JobRecord& job) {
-  return JobDb::QueuedKey{-job.priority_class_priority, job.priority, job.submit_time, job.id};
+std::vector<std::string> JobRecord::AvoidNodes() const {
+  std::vector<std::string> nodes;
+  for (const RunRecord& run : runs) {
+    if (RetryableEnd(run) && !run.node_id.empty()) nodes.push_back(run.node_id);
+  }
+  return nodes;
 }
+
+namespace {
+
+JobExtras& MutableExtras(JobRecord& job) {
+  if (job.extras == nullptr) job.extras = std::make_unique<JobExtras>();
+  return *job.extras;
+}
+
+void SetExtra(JobRecord& job, std::string JobExtras::*field, const std::string& value) {
+  if (value.empty() && job.extras == nullptr) return;
+  MutableExtras(job).*field = value;
+}
+
+}  // namespace
+
+const std::string* StringPool::Find(absl::string_view s) const {
+  auto it = strings_.find(s);
+  return it == strings_.end() ? nullptr : &*it;
+}
+
+const std::string* StringPool::Intern(absl::string_view s) {
+  auto it = strings_.find(s);
+  if (it == strings_.end()) it = strings_.emplace(s).first;
+  return &*it;
+}
+
+// ---- JobDb: committed state ---------------------------------------------------------------------
 
 JobDb::JobDb(PriorityClassLookup priority_of) : priority_of_(std::move(priority_of)) {}
 
-JobRecord* JobDb::Mutable(absl::string_view job_id) {
-  auto it = jobs_.find(job_id);
-  return it == jobs_.end() ? nullptr : it->second.get();
+JobDb::~JobDb() = default;
+
+std::unique_ptr<JobDb::Txn> JobDb::Begin() { return std::make_unique<Txn>(this); }
+
+void JobDb::Reset() {
+  absl::MutexLock lock(&mu_);
+  holding_.clear();
+  terminal_.clear();
+  gangs_.clear();
+  queues_.clear();
+  active_by_executor_.clear();
+  job_of_run_.clear();
+  jobs_.clear();
+  ++version_;
 }
 
-const JobRecord* JobDb::FindJob(absl::string_view job_id) const {
+JobRecord* JobDb::FindCommitted(absl::string_view job_id) const {
   auto it = jobs_.find(job_id);
-  return it == jobs_.end() ? nullptr : it->second.get();
+  return it == jobs_.end() ? nullptr : it->get();
 }
+
+const JobRecord* JobDb::FindJob(absl::string_view job_id) const { return FindCommitted(job_id); }
 
 const JobRecord* JobDb::FindJobByRun(absl::string_view run_id) const {
   auto it = job_of_run_.find(run_id);
-  return it == job_of_run_.end() ? nullptr : FindJob(it->second);
+  return it == job_of_run_.end() ? nullptr : it->second;
 }
 
-const RunRecord* JobDb::FindRun(absl::string_view run_id) const {
-  const JobRecord* job = FindJobByRun(run_id);
+namespace {
+const RunRecord* RunOf(const JobRecord* job, absl::string_view run_id) {
   if (job == nullptr) return nullptr;
   for (const RunRecord& run : job->runs) {
     if (run.run_id == run_id) return &run;
   }
   return nullptr;
+}
+}  // namespace
+
+const RunRecord* JobDb::FindRun(absl::string_view run_id) const {
+  return RunOf(FindJobByRun(run_id), run_id);
 }
 
 std::vector<std::string> JobDb::ActiveRunsOf(absl::string_view executor_id) const {
@@ -76,182 +188,19 @@ std::vector<std::string> JobDb::ActiveRunsOf(absl::string_view executor_id) cons
   return std::vector<std::string>(it->second.begin(), it->second.end());
 }
 
-void JobDb::IndexRun(const RunRecord& run) {
-  if (run.active()) {
-    active_by_executor_[run.executor_id].insert(run.run_id);
-    return;
-  }
-  auto it = active_by_executor_.find(run.executor_id);
-  if (it == active_by_executor_.end()) return;
-  it->second.erase(run.run_id);
-  if (it->second.empty()) active_by_executor_.erase(it);
+void JobDb::ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const {
+  for (const auto& job : jobs_) fn(*job);
 }
 
-void JobDb::IndexQueued(JobRecord& job) {
-  if (job.state == regatta::v1::JOB_STATE_QUEUED && !job.cancel_requested) {
-    queued_[job.queue].insert(QueuedKeyOf(job));
-  }
+ResourceList JobDb::QueuedDemand(absl::string_view queue) const {
+  auto it = queues_.find(strings_.Find(queue));
+  return it == queues_.end() ? ResourceList() : it->second.demand;
 }
 
-void JobDb::RemoveQueued(const JobRecord& job) {
-  auto it = queued_.find(job.queue);
-  if (it == queued_.end()) return;
-  it->second.erase(QueuedKeyOf(job));
-  if (it->second.empty()) queued_.erase(it);
-}
-
-void JobDb::RefreshRoundJob(JobRecord& job) {
-  RoundJob& r = job.round_job;
-  r.id = job.id;
-  r.priority_class_priority = job.priority_class_priority;
-  r.task = &job.spec->task();
-  r.avoid_nodes.clear();
-  for (const RunRecord& run : job.runs) {
-    if (RetryableEnd(run) && !run.node_id.empty()) r.avoid_nodes.push_back(run.node_id);
-  }
-}
-
-void JobDb::Bump() { ++version_; }
-
-bool JobDb::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
-                        std::shared_ptr<const regatta::v1::Job> spec) {
-  absl::MutexLock lock(&mu_);
-  JobRecord* job = Mutable(row.job_id);
-  if (job == nullptr) {
-    if (spec == nullptr) return false;
-    auto record = std::make_unique<JobRecord>();
-    job = record.get();
-    job->id = row.job_id;
-    job->queue = row.queue;
-    job->job_set = row.job_set;
-    job->priority_class = row.priority_class;
-    job->priority_class_priority = priority_of_(row.priority_class);
-    job->submit_time = row.submit_time;
-    job->spec = std::move(spec);
-    job->round_job.requests = RequestsOf(*job->spec);
-    jobs_.emplace(row.job_id, std::move(record));
-  } else {
-    RemoveQueued(*job);
-  }
-  job->priority = row.priority;
-  job->cancel_requested = row.cancel_requested;
-  job->cancel_reason = row.cancel_reason;
-  job->preempt_requested = row.preempt_requested;
-  job->preempt_reason = row.preempt_reason;
-  // Until the views include the scheduler's latest decision, the decision holds the state.
-  if (job->decision == Decision::kNone || views_offset >= job->decision_offset) {
-    job->state = row.state;
-    job->decision = Decision::kNone;
-    job->decision_offset = 0;
-  }
-  RefreshRoundJob(*job);
-  IndexQueued(*job);
-  Bump();
-  return true;
-}
-
-bool JobDb::ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_offset) {
-  absl::MutexLock lock(&mu_);
-  JobRecord* job = Mutable(row.job_id);
-  if (job == nullptr) return false;
-  RunRecord* run = nullptr;
-  for (RunRecord& r : job->runs) {
-    if (r.run_id == row.run_id) run = &r;
-  }
-  if (run == nullptr) {
-    job->runs.push_back(RunRecord{row.run_id, row.job_id, row.executor_id, row.node_id, row.pool,
-                                  row.state, row.leased_time, row.error});
-    job_of_run_[row.run_id] = row.job_id;
-    IndexRun(job->runs.back());
-  } else if (store::IsTerminal(row.state) || !store::IsTerminal(run->state)) {
-    // The views win, except that a run the scheduler has just ended (e.g. expired) does not
-    // come back to life from an older row.
-    run->state = row.state;
-    run->error = row.error;
-    IndexRun(*run);
-  }
-  RefreshRoundJob(*job);
-  Bump();
-  return true;
-}
-
-void JobDb::RecordLease(absl::string_view job_id, RunRecord run, int64_t offset) {
-  absl::MutexLock lock(&mu_);
-  JobRecord* job = Mutable(job_id);
-  if (job == nullptr) return;
-  RemoveQueued(*job);
-  job_of_run_[run.run_id] = job->id;
-  job->runs.push_back(std::move(run));
-  IndexRun(job->runs.back());
-  job->state = regatta::v1::JOB_STATE_LEASED;
-  job->decision = Decision::kLeased;
-  job->decision_offset = offset;
-  Bump();
-}
-
-void JobDb::RecordJobDecision(absl::string_view job_id, Decision decision,
-                              regatta::v1::JobState new_state, int64_t offset) {
-  absl::MutexLock lock(&mu_);
-  JobRecord* job = Mutable(job_id);
-  if (job == nullptr) return;
-  RemoveQueued(*job);
-  job->state = new_state;
-  job->decision = decision;
-  job->decision_offset = offset;
-  RefreshRoundJob(*job);
-  IndexQueued(*job);
-  Bump();
-}
-
-void JobDb::RecordRunState(absl::string_view run_id, regatta::v1::RunState state,
-                           std::optional<regatta::v1::Error> error) {
-  absl::MutexLock lock(&mu_);
-  auto it = job_of_run_.find(run_id);
-  if (it == job_of_run_.end()) return;
-  JobRecord* job = Mutable(it->second);
-  if (job == nullptr) return;
-  for (RunRecord& run : job->runs) {
-    if (run.run_id == run_id && !store::IsTerminal(run.state)) {
-      run.state = state;
-      run.error = std::move(error);
-      IndexRun(run);
-    }
-  }
-  RefreshRoundJob(*job);
-  Bump();
-}
-
-void JobDb::Clear() {
-  absl::MutexLock lock(&mu_);
-  jobs_.clear();
-  job_of_run_.clear();
-  active_by_executor_.clear();
-  queued_.clear();
-  Bump();
-}
-
-void JobDb::Compact(int64_t views_offset) {
-  std::vector<std::string> drop;
-  for (const auto& [id, job] : jobs_) {
-    if (!job->terminal() || views_offset < job->decision_offset) continue;
-    bool holds = false;
-    for (const RunRecord& run : job->runs) holds = holds || run.active();
-    if (!holds) drop.push_back(id);
-  }
-  if (drop.empty()) return;
-  absl::MutexLock lock(&mu_);
-  for (const std::string& id : drop) {
-    auto it = jobs_.find(id);
-    RemoveQueued(*it->second);
-    for (const RunRecord& run : it->second->runs) {
-      job_of_run_.erase(run.run_id);
-      RunRecord ended = run;
-      ended.state = regatta::v1::RUN_STATE_CANCELLED;
-      IndexRun(ended);
-    }
-    jobs_.erase(it);
-  }
-  Bump();
+size_t JobDb::template_count() const {
+  size_t n = 0;
+  for (const auto& [key, tmpl] : templates_) n += tmpl.expired() ? 0 : 1;
+  return n;
 }
 
 int64_t JobDb::Version() const {
@@ -264,6 +213,468 @@ int64_t JobDb::WaitForChange(int64_t seen, absl::Time deadline) const {
   auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ != seen; };
   mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
   return version_;
+}
+
+int JobDb::PriorityClassIndex(absl::string_view name) {
+  auto [it, inserted] = priority_class_index_.try_emplace(name, priority_classes_.size());
+  if (inserted) priority_classes_.emplace_back(name);
+  return it->second;
+}
+
+std::shared_ptr<const JobSpecTemplate> JobDb::TemplateFor(const regatta::v1::Job& spec,
+                                                          absl::string_view priority_class) {
+  regatta::v1::Job part = SchedulingPart(spec, priority_class);
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream stream(&key);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    part.SerializeToCodedStream(&out);
+  }
+  std::weak_ptr<const JobSpecTemplate>& slot = templates_[key];
+  if (std::shared_ptr<const JobSpecTemplate> shared = slot.lock()) return shared;
+  auto tmpl = std::make_shared<JobSpecTemplate>();
+  tmpl->spec = std::move(part);
+  tmpl->round.requests = RequestsOf(spec);
+  tmpl->round.task = &tmpl->spec.task();
+  tmpl->round.priority_class = PriorityClassIndex(priority_class);
+  tmpl->round.gang_cardinality = std::max<uint32_t>(1, spec.gang().cardinality());
+  tmpl->round.gang_node_uniformity_label = spec.gang().node_uniformity_label();
+  tmpl->priority_class_priority = priority_of_(priority_class);
+  slot = tmpl;
+  // Templates of jobs that are gone leave expired entries; sweep them as the table doubles.
+  if (templates_.size() > 2 * templates_swept_at_ + 64) {
+    absl::erase_if(templates_, [](const auto& entry) { return entry.second.expired(); });
+    templates_swept_at_ = templates_.size();
+  }
+  return tmpl;
+}
+
+void JobDb::Index(JobRecord* job) {
+  if (job->queued()) {
+    QueueIndex& q = queues_[job->queue_name];
+    q.queued.insert(EntryOf(*job));
+    q.demand.Add(job->requests());
+  }
+  bool holds = false;
+  for (const RunRecord& run : job->runs) {
+    job_of_run_[run.run_id] = job;
+    if (run.active()) {
+      holds = true;
+      active_by_executor_[run.executor_id].insert(run.run_id);
+    }
+  }
+  if (holds) holding_.insert(job);
+  if (job->terminal()) terminal_.insert(job);
+  if (!job->gang_id().empty()) gangs_[GangKey(job->queue_name, job->gang_id())].push_back(job);
+}
+
+void JobDb::Unindex(JobRecord* job) {
+  if (job->queued()) {
+    auto it = queues_.find(job->queue_name);
+    it->second.queued.erase(EntryOf(*job));
+    it->second.demand.Subtract(job->requests());
+    if (it->second.queued.empty()) queues_.erase(it);
+  }
+  for (const RunRecord& run : job->runs) {
+    job_of_run_.erase(run.run_id);
+    if (!run.active()) continue;
+    auto it = active_by_executor_.find(run.executor_id);
+    if (it == active_by_executor_.end()) continue;
+    it->second.erase(run.run_id);
+    if (it->second.empty()) active_by_executor_.erase(it);
+  }
+  holding_.erase(job);
+  terminal_.erase(job);
+  if (!job->gang_id().empty()) {
+    auto it = gangs_.find(GangKey(job->queue_name, job->gang_id()));
+    if (it != gangs_.end()) {
+      std::erase(it->second, job);
+      if (it->second.empty()) gangs_.erase(it);
+    }
+  }
+}
+
+// ---- Txn: changes
+// ---------------------------------------------------------------------------------
+
+JobDb::Txn::Txn(JobDb* db) : db_(db) {
+  if (db_->writing_) {
+    LOG_ERROR("a second JobDb write transaction was begun while one is open");
+    std::abort();
+  }
+  db_->writing_ = true;
+}
+
+JobDb::Txn::~Txn() {
+  if (!done_) Abort();
+}
+
+void JobDb::Txn::Finish() {
+  done_ = true;
+  db_->writing_ = false;
+}
+
+void JobDb::Txn::Abort() {
+  if (done_) return;
+  overlay_.clear();
+  queued_.clear();
+  demand_.clear();
+  runs_.clear();
+  gangs_.clear();
+  Finish();
+}
+
+void JobDb::Txn::Commit() {
+  if (done_) return;
+  if (!overlay_.empty()) {
+    absl::MutexLock lock(&db_->mu_);
+    for (auto it = overlay_.begin(); it != overlay_.end();) {
+      auto node = overlay_.extract(it++);
+      std::unique_ptr<JobRecord>& changed = node.value();
+      JobRecord* committed = db_->FindCommitted(changed->id);
+      if (committed != nullptr) db_->Unindex(committed);
+      if (changed->deleted) {
+        if (committed != nullptr) db_->jobs_.erase(changed->id);
+        continue;
+      }
+      if (committed != nullptr) {
+        // In place: a job keeps its record's address while it lives.
+        *committed = std::move(*changed);
+      } else {
+        committed = db_->jobs_.insert(std::move(changed)).first->get();
+      }
+      db_->Index(committed);
+    }
+    ++db_->version_;
+  }
+  queued_.clear();
+  demand_.clear();
+  runs_.clear();
+  gangs_.clear();
+  Finish();
+}
+
+const std::string* JobDb::Txn::QueueKey(absl::string_view queue) const {
+  return db_->strings_.Find(queue);
+}
+
+ResourceList& JobDb::Txn::Demand(const std::string* queue) {
+  auto [it, inserted] = demand_.try_emplace(queue);
+  if (inserted) {
+    auto committed = db_->queues_.find(queue);
+    if (committed != db_->queues_.end()) it->second = committed->second.demand;
+  }
+  return it->second;
+}
+
+JobRecord* JobDb::Txn::BeginChange(absl::string_view job_id) {
+  if (auto it = overlay_.find(job_id); it != overlay_.end()) {
+    JobRecord* job = it->get();
+    if (job->deleted) return nullptr;
+    if (job->queued()) {
+      queued_[job->queue_name].erase(EntryOf(*job));
+      Demand(job->queue_name).Subtract(job->requests());
+    }
+    return job;
+  }
+  const JobRecord* committed = db_->FindCommitted(job_id);
+  if (committed == nullptr) return nullptr;
+  JobRecord* job = overlay_.insert(std::make_unique<JobRecord>(*committed)).first->get();
+  // The committed entry is hidden from now on; its demand leaves the queue's total.
+  if (job->queued()) Demand(job->queue_name).Subtract(job->requests());
+  return job;
+}
+
+void JobDb::Txn::EndChange(JobRecord* job) {
+  if (job->deleted || !job->queued()) return;
+  queued_[job->queue_name].insert(EntryOf(*job));
+  Demand(job->queue_name).Add(job->requests());
+}
+
+bool JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                             const regatta::v1::Job* spec) {
+  JobRecord* job = BeginChange(row.job_id);
+  if (job == nullptr) {
+    if (spec == nullptr) return false;
+    if (auto it = overlay_.find(row.job_id); it != overlay_.end()) overlay_.erase(it);
+    auto record = std::make_unique<JobRecord>();
+    record->id = row.job_id;
+    record->queue_name = db_->strings_.Intern(row.queue);
+    record->job_set_name = db_->strings_.Intern(row.job_set);
+    record->tmpl = db_->TemplateFor(*spec, row.priority_class);
+    record->priority_class_priority = record->tmpl->priority_class_priority;
+    record->submit_time = row.submit_time;
+    if (!spec->gang().id().empty()) MutableExtras(*record).gang_id = spec->gang().id();
+    job = overlay_.insert(std::move(record)).first->get();
+    if (!job->gang_id().empty()) {
+      gangs_[GangKey(job->queue_name, job->gang_id())].push_back(job);
+    }
+  }
+  job->priority = row.priority;
+  job->cancel_requested = row.cancel_requested;
+  SetExtra(*job, &JobExtras::cancel_reason, row.cancel_reason);
+  job->preempt_requested = row.preempt_requested;
+  SetExtra(*job, &JobExtras::preempt_reason, row.preempt_reason);
+  // Until the views include the scheduler's latest decision, the decision holds the state.
+  if (job->decision == Decision::kNone || views_offset >= job->decision_offset) {
+    job->state = row.state;
+    job->decision = Decision::kNone;
+    job->decision_offset = 0;
+  }
+  EndChange(job);
+  return true;
+}
+
+bool JobDb::Txn::ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_offset) {
+  (void)views_offset;
+  JobRecord* job = BeginChange(row.job_id);
+  if (job == nullptr) return false;
+  RunRecord* run = nullptr;
+  for (RunRecord& r : job->runs) {
+    if (r.run_id == row.run_id) run = &r;
+  }
+  if (run == nullptr) {
+    job->runs.push_back(RunRecord{row.run_id, row.job_id, row.executor_id, row.node_id, row.pool,
+                                  row.state, row.leased_time, row.error});
+    runs_[row.run_id] = job;
+  } else if (store::IsTerminal(row.state) || !store::IsTerminal(run->state)) {
+    // The views win, except that a run the scheduler has just ended (e.g. expired) does not
+    // come back to life from an older row.
+    run->state = row.state;
+    run->error = row.error;
+  }
+  EndChange(job);
+  return true;
+}
+
+void JobDb::Txn::RecordLease(absl::string_view job_id, RunRecord run, int64_t offset) {
+  JobRecord* job = BeginChange(job_id);
+  if (job == nullptr) return;
+  runs_[run.run_id] = job;
+  job->runs.push_back(std::move(run));
+  job->state = regatta::v1::JOB_STATE_LEASED;
+  job->decision = Decision::kLeased;
+  job->decision_offset = offset;
+  EndChange(job);
+}
+
+void JobDb::Txn::RecordJobDecision(absl::string_view job_id, Decision decision,
+                                   regatta::v1::JobState new_state, int64_t offset) {
+  JobRecord* job = BeginChange(job_id);
+  if (job == nullptr) return;
+  job->state = new_state;
+  job->decision = decision;
+  job->decision_offset = offset;
+  EndChange(job);
+}
+
+void JobDb::Txn::SetDecisionOffset(absl::string_view job_id, int64_t offset) {
+  JobRecord* job = BeginChange(job_id);
+  if (job == nullptr) return;
+  job->decision_offset = offset;
+  EndChange(job);
+}
+
+void JobDb::Txn::RecordRunState(absl::string_view run_id, regatta::v1::RunState state,
+                                std::optional<regatta::v1::Error> error) {
+  const JobRecord* found = FindJobByRun(run_id);
+  if (found == nullptr) return;
+  JobRecord* job = BeginChange(found->id);
+  for (RunRecord& run : job->runs) {
+    if (run.run_id == run_id && !store::IsTerminal(run.state)) {
+      run.state = state;
+      run.error = std::move(error);
+    }
+  }
+  EndChange(job);
+}
+
+void JobDb::Txn::Compact(int64_t views_offset) {
+  auto droppable = [views_offset](const JobRecord& job) {
+    return !job.deleted && job.terminal() && views_offset >= job.decision_offset &&
+           !job.holds_resources();
+  };
+  std::vector<std::string> drop;
+  for (const JobRecord* job : db_->terminal_) {
+    if (!overlay_.contains(job->id) && droppable(*job)) drop.push_back(job->id);
+  }
+  for (const auto& job : overlay_) {
+    if (droppable(*job)) drop.push_back(job->id);
+  }
+  for (const std::string& id : drop) {
+    JobRecord* job = BeginChange(id);
+    job->deleted = true;
+    EndChange(job);
+  }
+}
+
+// ---- Txn: reads
+// -----------------------------------------------------------------------------------
+
+const JobRecord* JobDb::Txn::FindJob(absl::string_view job_id) const {
+  if (auto it = overlay_.find(job_id); it != overlay_.end()) {
+    return (*it)->deleted ? nullptr : it->get();
+  }
+  return db_->FindCommitted(job_id);
+}
+
+const JobRecord* JobDb::Txn::FindJobByRun(absl::string_view run_id) const {
+  if (auto it = runs_.find(run_id); it != runs_.end()) return it->second;
+  const JobRecord* committed = db_->FindJobByRun(run_id);
+  return committed == nullptr ? nullptr : FindJob(committed->id);
+}
+
+const RunRecord* JobDb::Txn::FindRun(absl::string_view run_id) const {
+  return RunOf(FindJobByRun(run_id), run_id);
+}
+
+size_t JobDb::Txn::size() const {
+  size_t n = db_->jobs_.size();
+  for (const auto& job : overlay_) {
+    const bool committed = db_->FindCommitted(job->id) != nullptr;
+    if (job->deleted && committed) --n;
+    if (!job->deleted && !committed) ++n;
+  }
+  return n;
+}
+
+void JobDb::Txn::ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const {
+  for (const auto& job : db_->jobs_) {
+    if (!overlay_.contains(job->id)) fn(*job);
+  }
+  for (const auto& job : overlay_) {
+    if (!job->deleted) fn(*job);
+  }
+}
+
+std::vector<std::string> JobDb::Txn::QueuedQueues() const {
+  std::vector<std::string> names;
+  auto add_if_queued = [&](const std::string* queue) {
+    if (Cursor(*queue).Next() != nullptr) names.push_back(*queue);
+  };
+  for (const auto& [queue, index] : db_->queues_) add_if_queued(queue);
+  for (const auto& [queue, set] : queued_) {
+    if (!db_->queues_.contains(queue)) add_if_queued(queue);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+JobDb::Txn::QueuedCursor JobDb::Txn::Cursor(absl::string_view queue) const {
+  static const QueuedSet* const kNone = new QueuedSet();
+  const std::string* key = QueueKey(queue);
+  auto committed = db_->queues_.find(key);
+  auto changed = queued_.find(key);
+  return QueuedCursor(this, committed == db_->queues_.end() ? kNone : &committed->second.queued,
+                      changed == queued_.end() ? kNone : &changed->second);
+}
+
+std::vector<const JobRecord*> JobDb::Txn::Queued(absl::string_view queue) const {
+  std::vector<const JobRecord*> jobs;
+  QueuedCursor cursor = Cursor(queue);
+  while (const JobRecord* job = cursor.Next()) jobs.push_back(job);
+  return jobs;
+}
+
+ResourceList JobDb::Txn::QueuedDemand(absl::string_view queue) const {
+  if (auto it = demand_.find(QueueKey(queue)); it != demand_.end()) return it->second;
+  return db_->QueuedDemand(queue);
+}
+
+JobDb::Txn::QueuedCursor::QueuedCursor(const Txn* txn, const QueuedSet* committed,
+                                       const QueuedSet* changed)
+    : txn_(txn),
+      a_(committed->begin()),
+      a_end_(committed->end()),
+      b_(changed->begin()),
+      b_end_(changed->end()) {}
+
+const JobRecord* JobDb::Txn::QueuedCursor::Next() {
+  // Committed entries of jobs the transaction changed are stale: the overlay's set has them.
+  while (a_ != a_end_ && txn_->overlay_.contains(a_->job->id)) ++a_;
+  if (a_ == a_end_ && b_ == b_end_) return nullptr;
+  if (b_ == b_end_ || (a_ != a_end_ && *a_ < *b_)) return (a_++)->job;
+  return (b_++)->job;
+}
+
+namespace {
+
+// Hands the scheduling algorithm QueuedJob views of records, built as it pulls them.
+class TxnQueuedJobIterator : public QueuedJobIterator {
+ public:
+  explicit TxnQueuedJobIterator(JobDb::Txn::QueuedCursor cursor) : cursor_(std::move(cursor)) {}
+
+  const QueuedJob* Next() override {
+    const JobRecord* job = cursor_.Next();
+    if (job == nullptr) return nullptr;
+    Pulled& p = pulled_.emplace_back();
+    p.avoid_nodes = job->AvoidNodes();
+    p.job.id = job->id;
+    p.job.tmpl = &job->tmpl->round;
+    p.job.gang_id = job->gang_id();
+    p.job.avoid_nodes = p.avoid_nodes.empty() ? nullptr : &p.avoid_nodes;
+    return &p.job;
+  }
+
+ private:
+  struct Pulled {
+    QueuedJob job;
+    std::vector<std::string> avoid_nodes;
+  };
+  JobDb::Txn::QueuedCursor cursor_;
+  std::deque<Pulled> pulled_;  // stable addresses for the round
+};
+
+}  // namespace
+
+std::unique_ptr<QueuedJobIterator> JobDb::Txn::QueuedJobs(absl::string_view queue) const {
+  return std::make_unique<TxnQueuedJobIterator>(Cursor(queue));
+}
+
+std::vector<const JobRecord*> JobDb::Txn::GangMembers(absl::string_view queue,
+                                                      absl::string_view gang_id) const {
+  std::vector<const JobRecord*> members;
+  const GangKey key(QueueKey(queue), std::string(gang_id));
+  if (auto it = db_->gangs_.find(key); it != db_->gangs_.end()) {
+    for (const JobRecord* committed : it->second) {
+      if (const JobRecord* job = FindJob(committed->id)) members.push_back(job);
+    }
+  }
+  if (auto it = gangs_.find(key); it != gangs_.end()) {
+    for (const JobRecord* job : it->second) {
+      if (!job->deleted) members.push_back(job);
+    }
+  }
+  return members;
+}
+
+void JobDb::Txn::ForEachActiveRun(
+    absl::FunctionRef<void(const JobRecord&, const RunRecord&)> fn) const {
+  auto each_active = [&fn](const JobRecord& job) {
+    for (const RunRecord& run : job.runs) {
+      if (run.active()) fn(job, run);
+    }
+  };
+  for (const JobRecord* job : db_->holding_) {
+    if (!overlay_.contains(job->id)) each_active(*job);
+  }
+  for (const auto& job : overlay_) {
+    if (!job->deleted) each_active(*job);
+  }
+}
+
+std::vector<RunningJob> JobDb::Txn::RunningJobs(
+    absl::string_view pool, absl::FunctionRef<int(absl::string_view node_id)> node_index) const {
+  std::vector<RunningJob> running;
+  ForEachActiveRun([&](const JobRecord& job, const RunRecord& run) {
+    if (run.pool != pool) return;
+    const int index = node_index(run.node_id);
+    if (index < 0) return;
+    running.push_back(
+        RunningJob{job.id, job.queue(), &job.tmpl->round, job.gang_id(), index, run.leased_time});
+  });
+  return running;
 }
 
 }  // namespace regatta::scheduler
