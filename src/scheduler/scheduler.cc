@@ -9,7 +9,9 @@
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
-#include "src/scheduler/round/round.h"
+#include <set>
+
+#include "src/scheduler/round/pool_round.h"
 
 namespace regatta::scheduler {
 
@@ -90,28 +92,31 @@ regatta::v1::Error MakeError(regatta::v1::ErrorReason reason, std::string messag
   return e;
 }
 
-// Walks a queue's queued set in order (jobs leased earlier in the transaction are gone from
-// it), building the round's view of each job as the round pulls it.
-class QueuedIterator : public RoundJobIterator {
- public:
-  explicit QueuedIterator(JobDb::Txn::QueuedCursor cursor) : cursor_(std::move(cursor)) {}
-
-  const RoundJob* Next() override {
-    const JobRecord* job = cursor_.Next();
-    if (job == nullptr) return nullptr;
-    RoundJob& round = pulled_.emplace_back();
-    round.id = job->id;
-    round.priority_class_priority = job->priority_class_priority;
-    round.requests = job->requests();
-    round.task = job->tmpl->round.task;
-    round.avoid_nodes = job->AvoidNodes();
-    return &round;
+const char* CodeName(UnschedulableCode code) {
+  switch (code) {
+    case UnschedulableCode::kNoNodeMatches:
+      return "NO_NODE_MATCHES";
+    case UnschedulableCode::kNoRoom:
+      return "NO_ROOM";
+    case UnschedulableCode::kQueueFractionLimit:
+      return "QUEUE_FRACTION_LIMIT";
+    case UnschedulableCode::kRoundLimit:
+      return "ROUND_LIMIT";
+    case UnschedulableCode::kRateLimited:
+      return "RATE_LIMITED";
+    case UnschedulableCode::kGangIncomplete:
+      return "GANG_INCOMPLETE";
+    case UnschedulableCode::kGangDoesNotFit:
+      return "GANG_DOES_NOT_FIT";
+    case UnschedulableCode::kQueueCordoned:
+      return "QUEUE_CORDONED";
+    case UnschedulableCode::kExecutorFull:
+      return "EXECUTOR_FULL";
+    case UnschedulableCode::kTimeBudget:
+      return "TIME_BUDGET";
   }
-
- private:
-  JobDb::Txn::QueuedCursor cursor_;
-  std::deque<RoundJob> pulled_;  // stable addresses for the round
-};
+  return "UNSCHEDULABLE";
+}
 
 }  // namespace
 
@@ -487,33 +492,48 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
   }
 }
 
-void Scheduler::ReportRound(const std::string& pool, const RoundResult& result, absl::Time now) {
-  if (reports_ == nullptr) return;
-  for (const Assignment& a : result.assignments) reports_->ForgetJob(a.job_id);
-  for (const RoundUnschedulable& u : result.unschedulable) {
-    // The first round's reasons start with "0 of N nodes match" when no node could ever hold
-    // the job.
-    const bool never = absl::StartsWith(u.reason, "0 of ");
-    reports_->SetJobReason(u.job_id,
-                           JobReason{pool, never ? "NO_NODE_MATCHES" : "NO_ROOM", u.reason, now});
+PoolRoundConfig Scheduler::RoundConfigFor(const std::string& pool) const {
+  std::vector<std::string> names;
+  PoolRoundConfig config = MakePoolRoundConfig(options_.policy, pool, &names);
+  // The JobDb numbers priority classes as it meets them; the round indexes them the same way.
+  // A class the policy does not know counts as not preemptible at PriorityOf's priority.
+  std::vector<PriorityClass> by_index;
+  for (const std::string& name : job_db_.priority_class_names()) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) {
+      by_index.push_back(config.priority_classes[it - names.begin()]);
+    } else {
+      by_index.push_back(PriorityClass{name, PriorityOf(name), /*preemptible=*/false, {}});
+    }
   }
-  double total_weight = 0;
-  for (const QueueShare& q : result.shares) {
-    auto info = queues_.find(q.queue);
-    total_weight += info == queues_.end() ? 1.0 : info->second.weight;
+  if (by_index.empty()) by_index.push_back(PriorityClass{"default", 0, false, {}});
+  config.priority_classes = std::move(by_index);
+  if (!multipliers_.empty() && options_.policy.resource_multipliers.empty()) {
+    config.resource_multipliers = multipliers_;
+  }
+  return config;
+}
+
+void Scheduler::ReportPoolRound(const std::string& pool, const PoolRoundResult& result,
+                                absl::Time now) {
+  if (reports_ == nullptr) return;
+  for (const Lease& lease : result.leases) reports_->ForgetJob(lease.job_id);
+  for (const Unschedulable& u : result.unschedulable) {
+    reports_->SetJobReason(u.job_id, JobReason{pool, CodeName(u.code), u.reason, now});
   }
   std::vector<QueueShareReport> shares;
-  for (const auto& q : result.shares) {
-    auto info = queues_.find(q.queue);
-    const double weight = info == queues_.end() ? 1.0 : info->second.weight;
+  for (const QueueReport& q : result.queues) {
     QueueShareReport share;
     share.queue = q.queue;
     share.pool = pool;
-    share.weight = weight;
-    share.fair_share = total_weight > 0 ? weight / total_weight : 0;
-    share.adjusted_fair_share = share.fair_share;
-    share.actual_share = q.share_after * weight;  // round shares are costs: share / weight
-    share.leased = q.assigned;
+    share.weight = q.weight;
+    share.fair_share = q.fair_share;
+    share.adjusted_fair_share = q.adjusted_fair_share;
+    share.demand_share = q.demand_share;
+    share.actual_share = q.share_after;
+    share.leased = q.leased;
+    share.preempted = q.preempted;
+    share.stop_reason = q.stop_reason;
     share.time = now;
     shares.push_back(std::move(share));
   }
@@ -522,66 +542,106 @@ void Scheduler::ReportRound(const std::string& pool, const RoundResult& result, 
 
 void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
   const std::vector<std::string> queued_queues = txn.QueuedQueues();
-  if (queued_queues.empty()) return;
+  if (queued_queues.empty()) return;  // nothing to place, so nothing worth preempting either
   const absl::Time now = clock_->Now();
   // Live executors' nodes, by pool.
   std::map<std::string, std::vector<Node>> pools;
-  absl::flat_hash_map<std::string, std::pair<std::string, size_t>> node_index;
   absl::flat_hash_map<std::string, int> capacity;
   for (ExecutorState& e : executors_->Snapshot()) {
     if (now - e.last_seen > options_.executor_timeout) continue;
     capacity[e.id] = std::max(0, e.max_runs_to_lease - e.leased_since_report);
-    for (Node& node : e.nodes) {
-      std::vector<Node>& nodes = pools[node.pool];
-      node_index[node.id] = {node.pool, nodes.size()};
-      nodes.push_back(std::move(node));
-    }
+    for (Node& node : e.nodes) pools[node.pool].push_back(std::move(node));
   }
   if (pools.empty()) return;
-  // What active runs hold, per node and per (pool, queue).
-  std::map<std::pair<std::string, std::string>, ResourceList> queue_allocated;
+  // Queues holding resources in each pool take part in its round (their share counts, and
+  // fair-share preemption may take from them) even with nothing queued.
+  std::map<std::string, std::set<std::string>> pool_queues;
   txn.ForEachActiveRun([&](const JobRecord& job, const RunRecord& run) {
-    queue_allocated[{run.pool, job.queue()}].Add(job.requests());
-    if (auto it = node_index.find(run.node_id); it != node_index.end()) {
-      pools[it->second.first][it->second.second].allocated.Add(job.requests());
-    }
+    pool_queues[run.pool].insert(job.queue());
   });
+  if (!global_tokens_.has_value()) {
+    global_tokens_.emplace(options_.policy.rate_limit.rate, options_.policy.rate_limit.burst, now);
+  }
 
+  // Jobs no node of a pool could ever hold, with that pool's reason: rejected once that is true
+  // of every pool (see RejectUnschedulable).
+  absl::flat_hash_map<std::string, std::map<std::string, std::string>> never_fits;
   int budget = options_.max_leases_per_cycle;
   for (auto& [pool, nodes] : pools) {
     if (budget <= 0) break;
-    RoundInput input;
+    absl::flat_hash_map<absl::string_view, int> node_index;
+    for (int i = 0; i < static_cast<int>(nodes.size()); ++i) node_index[nodes[i].id] = i;
+    const std::vector<RunningJob> running = txn.RunningJobs(pool, [&](absl::string_view id) {
+      auto it = node_index.find(id);
+      return it == node_index.end() ? -1 : it->second;
+    });
+    PoolRoundInput input;
+    input.pool = pool;
     input.nodes = &nodes;
-    for (const std::string& queue : queued_queues) {
-      auto info = queues_.find(queue);
-      if (info == queues_.end() || info->second.cordoned) continue;
-      RoundQueue q;
-      q.name = queue;
-      q.weight = info->second.weight;
-      if (auto a = queue_allocated.find({pool, queue}); a != queue_allocated.end()) {
-        q.allocated = a->second;
-      }
-      q.jobs = std::make_unique<QueuedIterator>(txn.Cursor(queue));
-      input.queues.push_back(std::move(q));
-    }
-    if (input.queues.empty()) continue;
-    // Deterministic queue order whatever the hash map's.
-    std::sort(input.queues.begin(), input.queues.end(),
-              [](const RoundQueue& a, const RoundQueue& b) { return a.name < b.name; });
-    input.config.resource_multipliers = multipliers_;
-    input.config.max_assignments = budget;
+    input.running = &running;
+    input.config = RoundConfigFor(pool);
+    input.config.max_new_jobs = budget;
     input.config.executor_capacity = capacity;
     input.config.time_budget = options_.cycle_time_budget;
-    RoundResult result = ScheduleRound(std::move(input));
-    ReportRound(pool, result, now);
-    for (const Assignment& a : result.assignments) {
-      const JobRecord* job = txn.FindJob(a.job_id);
-      if (job == nullptr || a.node_index < 0 || a.node_index >= static_cast<int>(nodes.size())) {
+    input.config.global_tokens = global_tokens_->Available(now);
+    std::set<std::string> names(queued_queues.begin(), queued_queues.end());
+    names.insert(pool_queues[pool].begin(), pool_queues[pool].end());
+    for (const std::string& name : names) {
+      auto info = queues_.find(name);
+      if (info == queues_.end()) continue;  // deleted: its jobs are being cancelled
+      auto bucket = queue_tokens_.find(name);
+      if (bucket == queue_tokens_.end()) {
+        bucket = queue_tokens_
+                     .try_emplace(name, options_.policy.queue_rate_limit.rate,
+                                  options_.policy.queue_rate_limit.burst, now)
+                     .first;
+      }
+      if (!bucket->second.unlimited()) {
+        input.config.queue_tokens[name] = bucket->second.Available(now);
+      }
+      QueueInput q;
+      q.name = name;
+      q.weight = info->second.weight;
+      q.cordoned = info->second.cordoned;
+      q.queued_demand = txn.QueuedDemand(name);
+      q.jobs = txn.QueuedJobs(name);
+      input.queues.push_back(std::move(q));
+    }
+    PoolRoundResult result = SchedulePool(std::move(input));
+    ReportPoolRound(pool, result, now);
+    for (const Unschedulable& u : result.unschedulable) {
+      if (u.code == UnschedulableCode::kNoNodeMatches) never_fits[u.job_id][pool] = u.reason;
+    }
+    for (const Preemption& p : result.preemptions) {
+      const JobRecord* job = txn.FindJob(p.job_id);
+      const RunRecord* run = job == nullptr ? nullptr : job->latest_run();
+      if (run == nullptr || !run->active()) continue;
+      const std::string job_id = job->id;
+      auto* e = out.Add(job->queue(), job->job_set(),
+                        [&txn, job_id](int64_t offset) {
+                          txn.RecordJobDecision(job_id, Decision::kPreempted,
+                                                regatta::v1::JOB_STATE_PREEMPTED, offset);
+                        })
+                    ->mutable_job_preempted();
+      e->set_job_id(job_id);
+      e->set_run_id(run->run_id);
+      e->set_preempting_job_id(p.caused_by_job);
+      e->set_preempting_queue(p.caused_by_queue);
+      e->set_reason(p.reason);
+    }
+    for (const Lease& lease : result.leases) {
+      const JobRecord* job = txn.FindJob(lease.job_id);
+      if (job == nullptr || lease.node_index < 0 ||
+          lease.node_index >= static_cast<int>(nodes.size())) {
         continue;
       }
-      const Node& node = nodes[a.node_index];
+      const Node& node = nodes[lease.node_index];
       capacity[node.executor_id] -= 1;
       --budget;
+      global_tokens_->Take(1);
+      if (auto bucket = queue_tokens_.find(lease.queue); bucket != queue_tokens_.end()) {
+        bucket->second.Take(1);
+      }
       RunRecord run;
       run.run_id = ids_->NewId();
       run.job_id = job->id;
@@ -606,6 +666,64 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
       leased->set_scheduled_at_priority(job->priority_class_priority);
       // Leased in the transaction at once: later pools' queues no longer offer the job.
       txn.RecordLease(job_id, std::move(run), /*offset=*/0);
+    }
+  }
+  RejectUnschedulable(never_fits, pools, now, out, txn);
+}
+
+void Scheduler::RejectUnschedulable(
+    const absl::flat_hash_map<std::string, std::map<std::string, std::string>>& never_fits,
+    const std::map<std::string, std::vector<Node>>& pools, absl::Time now, Publication& out,
+    JobDb::Txn& txn) {
+  // Executors that were down when the scheduler started must have had time to report their
+  // nodes: until then a job may fit a pool the scheduler does not know yet.
+  if (never_fits.empty() || now - started_at_ < options_.executor_timeout) return;
+  // A cordoned node still counts: cordons are lifted, and rejecting every job that only fits
+  // nodes under maintenance would be wrong. Decided once per spec template.
+  absl::flat_hash_map<const JobSpecTemplate*, bool> fits_cordoned;
+  auto fits_some_cordoned_node = [&](const JobRecord& job) {
+    auto [it, inserted] = fits_cordoned.try_emplace(job.tmpl.get(), false);
+    if (!inserted) return it->second;
+    for (const auto& [pool, nodes] : pools) {
+      for (const Node& node : nodes) {
+        if (!node.unschedulable) continue;
+        Node uncordoned = node;
+        uncordoned.unschedulable = false;
+        if (MatchNodeStatically(*job.tmpl->round.task, job.requests(), uncordoned).matches) {
+          return it->second = true;
+        }
+      }
+    }
+    return false;
+  };
+  for (const auto& [job_id, reasons] : never_fits) {
+    // Some pool could hold it, or did not look at it this cycle.
+    if (reasons.size() < pools.size()) continue;
+    const JobRecord* job = txn.FindJob(job_id);
+    if (job == nullptr || job->state != regatta::v1::JOB_STATE_QUEUED) continue;
+    if (fits_some_cordoned_node(*job)) continue;
+    std::vector<std::string> ids = {job_id};
+    if (!job->gang_id().empty()) {
+      // A gang with a member that can never run can never run: reject it whole.
+      ids.clear();
+      for (const JobRecord* member : txn.GangMembers(job->queue(), job->gang_id())) {
+        if (member->state == regatta::v1::JOB_STATE_QUEUED) ids.push_back(member->id);
+      }
+    }
+    for (const std::string& id : ids) {
+      const JobRecord* member = txn.FindJob(id);
+      if (member == nullptr || member->decision == Decision::kRejected) continue;
+      auto* e = out.Add(member->queue(), member->job_set(),
+                        [&txn, id](int64_t offset) {
+                          txn.RecordJobDecision(id, Decision::kRejected,
+                                                regatta::v1::JOB_STATE_REJECTED, offset);
+                        })
+                    ->mutable_job_rejected();
+      e->set_job_id(id);
+      for (const auto& [pool, reason] : reasons) (*e->mutable_reasons_by_pool())[pool] = reason;
+      e->set_message(absl::StrCat("no node of any pool can ever run it (", reasons.size(),
+                                  reasons.size() == 1 ? " pool" : " pools", " checked)"));
+      if (reports_ != nullptr) reports_->ForgetJob(id);
     }
   }
 }

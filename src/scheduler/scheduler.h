@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -22,7 +23,8 @@
 #include "src/scheduler/leader.h"
 #include "src/scheduler/policy/policy.h"
 #include "src/scheduler/reports.h"
-#include "src/scheduler/round/round.h"
+#include "src/scheduler/policy/token_bucket.h"
+#include "src/scheduler/round/pool_round.h"
 #include "src/store/store.h"
 
 namespace regatta::scheduler {
@@ -106,8 +108,15 @@ class Scheduler {
   void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
                            JobDb::Txn& txn);
   void Schedule(Publication& out, JobDb::Txn& txn);
+  // The policy's round configuration for a pool, with priority classes in JobDb index order.
+  PoolRoundConfig RoundConfigFor(const std::string& pool) const;
   // Keeps the round's reasons and shares for `regatta why` and `regatta queue report`.
-  void ReportRound(const std::string& pool, const RoundResult& result, absl::Time now);
+  void ReportPoolRound(const std::string& pool, const PoolRoundResult& result, absl::Time now);
+  // Rejects queued jobs that no node of any live pool could ever hold (submit check).
+  void RejectUnschedulable(
+      const absl::flat_hash_map<std::string, std::map<std::string, std::string>>& never_fits,
+      const std::map<std::string, std::vector<Node>>& pools, absl::Time now, Publication& out,
+      JobDb::Txn& txn);
   // Forgets the JobDb after losing leadership.
   void StepDown();
   void Loop();
@@ -133,6 +142,9 @@ class Scheduler {
     bool cordoned = false;
   };
   absl::flat_hash_map<std::string, QueueInfo> queues_;
+  // Rate limits of new jobs (scheduling.rateLimit, scheduling.queueRateLimit).
+  std::optional<TokenBucket> global_tokens_;
+  absl::flat_hash_map<std::string, TokenBucket> queue_tokens_;
   // Jobs whose decision the loop must revisit next cycle even without a view change.
   absl::flat_hash_set<std::string> revisit_;
   absl::Time started_at_;

@@ -48,6 +48,7 @@ enum class Decision : uint8_t {
   kFailed,     // JobFailed published
   kCancelled,  // JobCancelled published
   kPreempted,  // JobPreempted published
+  kRejected,   // JobRejected published
 };
 
 // What every job of one scheduling-relevant spec shares (typically one per job set): immutable,
