@@ -797,7 +797,10 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
   std::vector<int> victims;
   for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
-    const bool holding = job.state == BoundState::kRunning || job.state == BoundState::kNew;
+    // A gang placed in this round is not taken apart (un-placing one member would strand the
+    // others); running gangs are, whole, by PreemptGangs.
+    const bool holding =
+        job.state == BoundState::kRunning || (job.state == BoundState::kNew && job.gang_id.empty());
     if (holding && job.level >= kLowestClassLevel && job.level < scan_level) victims.push_back(id);
   }
   // Lowest class first, then the youngest (new jobs are the youngest), then by id.
