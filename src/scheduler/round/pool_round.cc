@@ -184,9 +184,11 @@ class PoolRound {
   std::vector<int> executor_left_;  // slot -> runs still accepted
   std::vector<std::vector<int>> executor_nodes_;
   std::vector<int> gang_pending_;  // slot -> members of the gang being placed
+  bool executor_closed_any_ = false;
 
   absl::flat_hash_map<absl::string_view, int> node_index_;
   std::vector<int> scratch_avoided_;
+  std::vector<int> scratch_victims_;
 
   ResourceList round_scheduled_;
   int new_jobs_ = 0;
@@ -269,6 +271,7 @@ PoolRound::PoolRound(PoolRoundInput input)
   for (size_t slot = 0; slot < executor_left_.size(); ++slot) {
     if (executor_left_[slot] <= 0) {
       for (int node : executor_nodes_[slot]) db_.Close(node);
+      executor_closed_any_ = true;
     }
   }
   global_tokens_ = config_.global_tokens;
@@ -405,8 +408,7 @@ void PoolRound::EvictOverShareQueues() {
       if (!all) continue;
     }
     const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
-    db_.Unbind(job.node, dense, job.level);
-    db_.Bind(job.node, dense, NodeDb::kEvictedLevel);
+    db_.Move(job.node, dense, job.level, NodeDb::kEvictedLevel);
     --bound_at_level_[job.level];
     ++evicted_bound_;
     job.state = BoundState::kEvicted;
@@ -493,7 +495,7 @@ PoolRoundResult PoolRound::Run() {
       EndRound("time budget");
       break;
     }
-    if (db_.open_nodes() == 0 &&
+    if (executor_closed_any_ && db_.open_nodes() == 0 &&
         queues_[heap_.Top()].evicted_next >= queues_[heap_.Top()].evicted.size()) {
       // Nothing new can be placed; evicted jobs keep their room unless it was taken.
       EndRound("every executor is full");
@@ -549,8 +551,7 @@ void PoolRound::PlaceEvictedAgain(int q, int id) {
   const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
   // Its own node only, and only into room no running job holds.
   if (!db_.FitsAt(job.node, dense, kLowestClassLevel)) return;
-  db_.Unbind(job.node, dense, NodeDb::kEvictedLevel);
-  db_.Bind(job.node, dense, job.level);
+  db_.Move(job.node, dense, NodeDb::kEvictedLevel, job.level);
   --evicted_bound_;
   ++bound_at_level_[job.level];
   job.state = BoundState::kRunning;
@@ -632,6 +633,7 @@ void PoolRound::NoteExecutorUse(int node) {
   if (slot < 0) return;
   if (--executor_left_[slot] <= 0) {
     for (int n : executor_nodes_[slot]) db_.Close(n);
+    executor_closed_any_ = true;
   }
 }
 
@@ -794,7 +796,8 @@ void PoolRound::Preempt(int id, PreemptionKind kind, int cause, std::string reas
 void PoolRound::PreemptForUrgency(int node, int taker) {
   const BoundJob& winner = bound_[taker];
   const int scan_level = classes_[keys_[winner.key].cls].scan_level;
-  std::vector<int> victims;
+  std::vector<int>& victims = scratch_victims_;
+  victims.clear();
   for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
     // A gang placed in this round is not taken apart (un-placing one member would strand the
@@ -874,20 +877,23 @@ std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
   int open = 0;
   int closed = 0;
   std::vector<int> most(width, -1);  // per resource: the open node with most free
-  for (int type : shape.match.types) {
-    for (int node = 0; node < db_.num_nodes(); ++node) {
-      if (db_.TypeOf(node) != type || !db_.NodeMatches(shape.match, task, node)) continue;
-      if (!tmpl.requests.FitsIn(nodes_[node].allocatable)) continue;
-      if (db_.closed(node)) {
-        ++closed;
-        continue;
-      }
-      ++open;
-      for (int r = 0; r < width; ++r) {
-        if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
-                               db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
-          most[r] = node;
-        }
+  const std::vector<int>& types = shape.match.types;
+  for (int node = 0; node < db_.num_nodes(); ++node) {
+    const int type = db_.TypeOf(node);
+    if (type < 0 || !std::binary_search(types.begin(), types.end(), type) ||
+        !db_.NodeMatches(shape.match, task, node) ||
+        !tmpl.requests.FitsIn(nodes_[node].allocatable)) {
+      continue;
+    }
+    if (db_.closed(node)) {
+      ++closed;
+      continue;
+    }
+    ++open;
+    for (int r = 0; r < width; ++r) {
+      if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
+                             db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
+        most[r] = node;
       }
     }
   }

@@ -586,6 +586,19 @@ TEST(SchedulePoolTest, CordonedQueueNoMatchAndExecutorFull) {
   EXPECT_EQ(r.leases[0].node_index, 1);
 }
 
+TEST(SchedulePoolTest, PoolOfUnschedulableNodesSaysSo) {
+  Pool pool;
+  const int n0 = pool.AddNode("n0", Cpu("4"));
+  pool.node(n0).unschedulable = true;
+  pool.AddQueue("a");
+  pool.Queue("a", "j", pool.Template(Cpu("1")));
+  PoolRoundResult r = pool.Schedule();
+  EXPECT_FALSE(r.limited);
+  ASSERT_NE(UnschedulableOf(r, "j"), nullptr);
+  EXPECT_EQ(UnschedulableOf(r, "j")->code, UnschedulableCode::kNoNodeMatches);
+  EXPECT_EQ(UnschedulableOf(r, "j")->reason, "0 of 1 nodes match: node is unschedulable (1)");
+}
+
 TEST(SchedulePoolTest, ExecutorCapacityCapsRunsPerExecutor) {
   Pool pool;
   pool.AddNode("n0", Cpu("8"), "e0");
