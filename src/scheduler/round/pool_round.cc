@@ -133,6 +133,8 @@ class PoolRound {
   void PreemptForUrgency(int node, int taker);
   void Unbind(BoundJob& job);
   void Preempt(int bound, PreemptionKind kind, int cause, std::string reason);
+  // Takes back a lease of this round (its job stays queued; no event).
+  void Unplace(int bound, const std::string& reason);
   void Unschedule(int q, const QueuedJob& job, UnschedulableCode code, const std::string& reason);
   bool ExecutorOpen(int node, int pending) const;
   void NoteExecutorUse(int node);
@@ -174,7 +176,8 @@ class PoolRound {
   std::vector<int> first_taker_;     // node -> first new job that took evicted room
   std::vector<int> bound_at_level_;  // preemptible jobs bound per level
   int evicted_bound_ = 0;            // evicted jobs still bound at level 0
-  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> running_gangs_;
+  // (queue, gang id) -> its bound members, running and new.
+  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> gangs_;
 
   std::vector<QueueState> queues_;
   std::vector<absl::string_view> queue_names_;
@@ -358,7 +361,7 @@ void PoolRound::BindRunning() {
       state.held.Add(run.tmpl->requests);
       if (has_class_limits_) state.by_class[keys_[job.key].cls].Add(run.tmpl->requests);
     }
-    if (!job.gang_id.empty()) running_gangs_[{job.queue, job.gang_id}].push_back(id);
+    if (!job.gang_id.empty()) gangs_[{job.queue, job.gang_id}].push_back(id);
   }
 }
 
@@ -402,7 +405,7 @@ void PoolRound::EvictOverShareQueues() {
     if (!evictable(job)) continue;
     if (!job.gang_id.empty()) {  // a gang is evicted whole or not at all
       bool all = true;
-      for (int member : running_gangs_[{job.queue, job.gang_id}]) {
+      for (int member : gangs_[{job.queue, job.gang_id}]) {
         all = all && evictable(bound_[member]);
       }
       if (!all) continue;
@@ -743,6 +746,7 @@ int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool 
   bound.lease = static_cast<int>(result_.leases.size());
   AddToNode(node, id);
   if (level < db_.num_levels()) ++bound_at_level_[level];
+  if (!job.gang_id.empty()) gangs_[{q, job.gang_id}].push_back(id);
   Lease& lease = result_.leases.emplace_back();
   lease.job_id.assign(job.id.data(), job.id.size());
   lease.queue = input_.queues[q].name;
@@ -800,10 +804,7 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
   victims.clear();
   for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
-    // A gang placed in this round is not taken apart (un-placing one member would strand the
-    // others); running gangs are, whole, by PreemptGangs.
-    const bool holding =
-        job.state == BoundState::kRunning || (job.state == BoundState::kNew && job.gang_id.empty());
+    const bool holding = job.state == BoundState::kRunning || job.state == BoundState::kNew;
     if (holding && job.level >= kLowestClassLevel && job.level < scan_level) victims.push_back(id);
   }
   // Lowest class first, then the youngest (new jobs are the youngest), then by id.
@@ -836,27 +837,41 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
                      DescribeRequests(winner.tmpl->requests), " on ", nodes_[node].id,
                      "; this job's class ", victim_class.name, " has ", victim_class.priority);
     if (victim.state == BoundState::kNew) {
-      // Placed earlier in this round: un-place it instead (it stays queued, no event).
-      Unbind(victim);
-      victim.state = BoundState::kUnplaced;
-      lease_removed_.resize(result_.leases.size(), false);
-      lease_removed_[victim.lease] = true;
-      QueueState& state = queues_[victim.queue];
-      state.scheduled.Subtract(victim.tmpl->requests);
-      round_scheduled_.Subtract(victim.tmpl->requests);
-      --new_jobs_;
-      if (global_tokens_ >= 0) ++global_tokens_;
-      if (state.tokens >= 0) ++state.tokens;
-      --result_.queues[victim.queue].leased;
-      result_.unschedulable.push_back(
-          Unschedulable{.job_id = std::string(victim.id),
-                        .queue = std::string(victim.queue_name),
-                        .code = UnschedulableCode::kNoRoom,
-                        .reason = absl::StrCat("placed, then displaced by ", reason)});
+      // Placed earlier in this round: un-place it instead (it stays queued, no event), and
+      // the rest of its gang with it.
+      const std::string displaced = absl::StrCat("placed, then displaced by ", reason);
+      if (victim.gang_id.empty()) {
+        Unplace(id, displaced);
+      } else {
+        for (int member : gangs_[{victim.queue, victim.gang_id}]) {
+          if (bound_[member].state == BoundState::kNew) Unplace(member, displaced);
+        }
+      }
       continue;
     }
     Preempt(id, PreemptionKind::kUrgency, taker, std::move(reason));
   }
+}
+
+void PoolRound::Unplace(int id, const std::string& reason) {
+  BoundJob& job = bound_[id];
+  Unbind(job);
+  job.state = BoundState::kUnplaced;
+  lease_removed_.resize(result_.leases.size(), false);
+  lease_removed_[job.lease] = true;
+  QueueState& state = queues_[job.queue];
+  state.scheduled.Subtract(job.tmpl->requests);
+  round_scheduled_.Subtract(job.tmpl->requests);
+  --new_jobs_;
+  if (global_tokens_ >= 0) ++global_tokens_;
+  if (state.tokens >= 0) ++state.tokens;
+  if (int slot = executor_slot_[job.node]; slot >= 0) ++executor_left_[slot];
+  --result_.queues[job.queue].leased;
+  Unschedulable& u = result_.unschedulable.emplace_back();
+  u.job_id = std::string(job.id);
+  u.queue = std::string(job.queue_name);
+  u.code = UnschedulableCode::kNoRoom;
+  u.reason = reason;
 }
 
 void PoolRound::Unschedule(int q, const QueuedJob& job, UnschedulableCode code,
@@ -1136,8 +1151,8 @@ void PoolRound::PreemptGangs() {
     for (int id = node_first_job_[preempted.node_index]; id >= 0; id = next_on_node_[id]) {
       const BoundJob& job = bound_[id];
       if (job.id != preempted.job_id || job.gang_id.empty()) continue;
-      auto gang = running_gangs_.find({job.queue, job.gang_id});
-      if (gang == running_gangs_.end()) break;
+      auto gang = gangs_.find({job.queue, job.gang_id});
+      if (gang == gangs_.end()) break;
       for (int member : gang->second) {
         const BoundState s = bound_[member].state;
         if (s != BoundState::kRunning && s != BoundState::kEvicted) continue;
