@@ -684,6 +684,7 @@ TEST(SchedulePoolTest, RandomPoolsNeverOvercommitAndKeepGangsWhole) {
     pool.config.enable_fair_share_preemption = seed % 3 != 0;
     pool.config.protected_fraction_of_fair_share = seed % 2 == 0 ? 1.0 : 1.5;
     if (seed % 5 == 0) pool.config.max_new_jobs = 10;
+    if (seed % 4 == 0) pool.config.executor_capacity["e0"] = 2;
     const int node_count = 3 + pick(8);
     for (int i = 0; i < node_count; ++i) {
       const int n = pool.AddNode("n" + std::to_string(i),
@@ -764,6 +765,14 @@ TEST(SchedulePoolTest, RandomPoolsNeverOvercommitAndKeepGangsWhole) {
       held[l.node_index][0] += queued[l.job_id]->requests.Get(ResourceNames::kCpu).milli();
       held[l.node_index][1] += queued[l.job_id]->requests.Get(ResourceNames::kMemory).milli();
       if (gang_of.contains(l.job_id)) ++gang_leased[gang_of[l.job_id]];
+    }
+    int on_e0 = 0;
+    for (const Lease& l : r.leases) on_e0 += pool.node(l.node_index).executor_id == "e0" ? 1 : 0;
+    if (seed % 4 == 0) {
+      EXPECT_LE(on_e0, 2);
+    }
+    if (seed % 5 == 0) {
+      EXPECT_LE(r.leases.size(), 10u);
     }
     for (int n = 0; n < node_count; ++n) {
       EXPECT_LE(held[n][0], pool.node(n).allocatable.Get(ResourceNames::kCpu).milli()) << n;
