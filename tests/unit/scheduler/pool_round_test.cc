@@ -542,7 +542,9 @@ TEST(SchedulePoolTest, QueueLimitsStopOnlyThatQueue) {
     ASSERT_NE(UnschedulableOf(r, "a-" + std::to_string(c.leased_a)), nullptr) << c.name;
     EXPECT_EQ(UnschedulableOf(r, "a-" + std::to_string(c.leased_a))->code, c.code) << c.name;
     // b is limited too under the per-queue fraction, not under a's tokens.
-    if (c.name == "queue tokens") EXPECT_EQ(LeasedTo(r, "b"), 5);
+    if (c.name == "queue tokens") {
+      EXPECT_EQ(LeasedTo(r, "b"), 5);
+    }
   }
 }
 
