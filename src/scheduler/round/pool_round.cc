@@ -133,6 +133,8 @@ class PoolRound {
   void PreemptForUrgency(int node, int taker);
   void Unbind(BoundJob& job);
   void Preempt(int bound, PreemptionKind kind, int cause, std::string reason);
+  // Takes back a lease of this round (its job stays queued; no event).
+  void Unplace(int bound, const std::string& reason);
   void Unschedule(int q, const QueuedJob& job, UnschedulableCode code, const std::string& reason);
   bool ExecutorOpen(int node, int pending) const;
   void NoteExecutorUse(int node);
@@ -174,7 +176,8 @@ class PoolRound {
   std::vector<int> first_taker_;     // node -> first new job that took evicted room
   std::vector<int> bound_at_level_;  // preemptible jobs bound per level
   int evicted_bound_ = 0;            // evicted jobs still bound at level 0
-  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> running_gangs_;
+  // (queue, gang id) -> its bound members, running and new.
+  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> gangs_;
 
   std::vector<QueueState> queues_;
   std::vector<absl::string_view> queue_names_;
@@ -184,9 +187,11 @@ class PoolRound {
   std::vector<int> executor_left_;  // slot -> runs still accepted
   std::vector<std::vector<int>> executor_nodes_;
   std::vector<int> gang_pending_;  // slot -> members of the gang being placed
+  bool executor_closed_any_ = false;
 
   absl::flat_hash_map<absl::string_view, int> node_index_;
   std::vector<int> scratch_avoided_;
+  std::vector<int> scratch_victims_;
 
   ResourceList round_scheduled_;
   int new_jobs_ = 0;
@@ -269,6 +274,7 @@ PoolRound::PoolRound(PoolRoundInput input)
   for (size_t slot = 0; slot < executor_left_.size(); ++slot) {
     if (executor_left_[slot] <= 0) {
       for (int node : executor_nodes_[slot]) db_.Close(node);
+      executor_closed_any_ = true;
     }
   }
   global_tokens_ = config_.global_tokens;
@@ -355,7 +361,7 @@ void PoolRound::BindRunning() {
       state.held.Add(run.tmpl->requests);
       if (has_class_limits_) state.by_class[keys_[job.key].cls].Add(run.tmpl->requests);
     }
-    if (!job.gang_id.empty()) running_gangs_[{job.queue, job.gang_id}].push_back(id);
+    if (!job.gang_id.empty()) gangs_[{job.queue, job.gang_id}].push_back(id);
   }
 }
 
@@ -399,14 +405,13 @@ void PoolRound::EvictOverShareQueues() {
     if (!evictable(job)) continue;
     if (!job.gang_id.empty()) {  // a gang is evicted whole or not at all
       bool all = true;
-      for (int member : running_gangs_[{job.queue, job.gang_id}]) {
+      for (int member : gangs_[{job.queue, job.gang_id}]) {
         all = all && evictable(bound_[member]);
       }
       if (!all) continue;
     }
     const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
-    db_.Unbind(job.node, dense, job.level);
-    db_.Bind(job.node, dense, NodeDb::kEvictedLevel);
+    db_.Move(job.node, dense, job.level, NodeDb::kEvictedLevel);
     --bound_at_level_[job.level];
     ++evicted_bound_;
     job.state = BoundState::kEvicted;
@@ -493,7 +498,7 @@ PoolRoundResult PoolRound::Run() {
       EndRound("time budget");
       break;
     }
-    if (db_.open_nodes() == 0 &&
+    if (executor_closed_any_ && db_.open_nodes() == 0 &&
         queues_[heap_.Top()].evicted_next >= queues_[heap_.Top()].evicted.size()) {
       // Nothing new can be placed; evicted jobs keep their room unless it was taken.
       EndRound("every executor is full");
@@ -549,8 +554,7 @@ void PoolRound::PlaceEvictedAgain(int q, int id) {
   const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
   // Its own node only, and only into room no running job holds.
   if (!db_.FitsAt(job.node, dense, kLowestClassLevel)) return;
-  db_.Unbind(job.node, dense, NodeDb::kEvictedLevel);
-  db_.Bind(job.node, dense, job.level);
+  db_.Move(job.node, dense, NodeDb::kEvictedLevel, job.level);
   --evicted_bound_;
   ++bound_at_level_[job.level];
   job.state = BoundState::kRunning;
@@ -632,6 +636,7 @@ void PoolRound::NoteExecutorUse(int node) {
   if (slot < 0) return;
   if (--executor_left_[slot] <= 0) {
     for (int n : executor_nodes_[slot]) db_.Close(n);
+    executor_closed_any_ = true;
   }
 }
 
@@ -741,6 +746,7 @@ int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool 
   bound.lease = static_cast<int>(result_.leases.size());
   AddToNode(node, id);
   if (level < db_.num_levels()) ++bound_at_level_[level];
+  if (!job.gang_id.empty()) gangs_[{q, job.gang_id}].push_back(id);
   Lease& lease = result_.leases.emplace_back();
   lease.job_id.assign(job.id.data(), job.id.size());
   lease.queue = input_.queues[q].name;
@@ -794,7 +800,8 @@ void PoolRound::Preempt(int id, PreemptionKind kind, int cause, std::string reas
 void PoolRound::PreemptForUrgency(int node, int taker) {
   const BoundJob& winner = bound_[taker];
   const int scan_level = classes_[keys_[winner.key].cls].scan_level;
-  std::vector<int> victims;
+  std::vector<int>& victims = scratch_victims_;
+  victims.clear();
   for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
     const bool holding = job.state == BoundState::kRunning || job.state == BoundState::kNew;
@@ -830,27 +837,41 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
                      DescribeRequests(winner.tmpl->requests), " on ", nodes_[node].id,
                      "; this job's class ", victim_class.name, " has ", victim_class.priority);
     if (victim.state == BoundState::kNew) {
-      // Placed earlier in this round: un-place it instead (it stays queued, no event).
-      Unbind(victim);
-      victim.state = BoundState::kUnplaced;
-      lease_removed_.resize(result_.leases.size(), false);
-      lease_removed_[victim.lease] = true;
-      QueueState& state = queues_[victim.queue];
-      state.scheduled.Subtract(victim.tmpl->requests);
-      round_scheduled_.Subtract(victim.tmpl->requests);
-      --new_jobs_;
-      if (global_tokens_ >= 0) ++global_tokens_;
-      if (state.tokens >= 0) ++state.tokens;
-      --result_.queues[victim.queue].leased;
-      result_.unschedulable.push_back(
-          Unschedulable{.job_id = std::string(victim.id),
-                        .queue = std::string(victim.queue_name),
-                        .code = UnschedulableCode::kNoRoom,
-                        .reason = absl::StrCat("placed, then displaced by ", reason)});
+      // Placed earlier in this round: un-place it instead (it stays queued, no event), and
+      // the rest of its gang with it.
+      const std::string displaced = absl::StrCat("placed, then displaced by ", reason);
+      if (victim.gang_id.empty()) {
+        Unplace(id, displaced);
+      } else {
+        for (int member : gangs_[{victim.queue, victim.gang_id}]) {
+          if (bound_[member].state == BoundState::kNew) Unplace(member, displaced);
+        }
+      }
       continue;
     }
     Preempt(id, PreemptionKind::kUrgency, taker, std::move(reason));
   }
+}
+
+void PoolRound::Unplace(int id, const std::string& reason) {
+  BoundJob& job = bound_[id];
+  Unbind(job);
+  job.state = BoundState::kUnplaced;
+  lease_removed_.resize(result_.leases.size(), false);
+  lease_removed_[job.lease] = true;
+  QueueState& state = queues_[job.queue];
+  state.scheduled.Subtract(job.tmpl->requests);
+  round_scheduled_.Subtract(job.tmpl->requests);
+  --new_jobs_;
+  if (global_tokens_ >= 0) ++global_tokens_;
+  if (state.tokens >= 0) ++state.tokens;
+  if (int slot = executor_slot_[job.node]; slot >= 0) ++executor_left_[slot];
+  --result_.queues[job.queue].leased;
+  Unschedulable& u = result_.unschedulable.emplace_back();
+  u.job_id = std::string(job.id);
+  u.queue = std::string(job.queue_name);
+  u.code = UnschedulableCode::kNoRoom;
+  u.reason = reason;
 }
 
 void PoolRound::Unschedule(int q, const QueuedJob& job, UnschedulableCode code,
@@ -871,20 +892,23 @@ std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
   int open = 0;
   int closed = 0;
   std::vector<int> most(width, -1);  // per resource: the open node with most free
-  for (int type : shape.match.types) {
-    for (int node = 0; node < db_.num_nodes(); ++node) {
-      if (db_.TypeOf(node) != type || !db_.NodeMatches(shape.match, task, node)) continue;
-      if (!tmpl.requests.FitsIn(nodes_[node].allocatable)) continue;
-      if (db_.closed(node)) {
-        ++closed;
-        continue;
-      }
-      ++open;
-      for (int r = 0; r < width; ++r) {
-        if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
-                               db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
-          most[r] = node;
-        }
+  const std::vector<int>& types = shape.match.types;
+  for (int node = 0; node < db_.num_nodes(); ++node) {
+    const int type = db_.TypeOf(node);
+    if (type < 0 || !std::binary_search(types.begin(), types.end(), type) ||
+        !db_.NodeMatches(shape.match, task, node) ||
+        !tmpl.requests.FitsIn(nodes_[node].allocatable)) {
+      continue;
+    }
+    if (db_.closed(node)) {
+      ++closed;
+      continue;
+    }
+    ++open;
+    for (int r = 0; r < width; ++r) {
+      if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
+                             db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
+        most[r] = node;
       }
     }
   }
@@ -1127,8 +1151,8 @@ void PoolRound::PreemptGangs() {
     for (int id = node_first_job_[preempted.node_index]; id >= 0; id = next_on_node_[id]) {
       const BoundJob& job = bound_[id];
       if (job.id != preempted.job_id || job.gang_id.empty()) continue;
-      auto gang = running_gangs_.find({job.queue, job.gang_id});
-      if (gang == running_gangs_.end()) break;
+      auto gang = gangs_.find({job.queue, job.gang_id});
+      if (gang == gangs_.end()) break;
       for (int member : gang->second) {
         const BoundState s = bound_[member].state;
         if (s != BoundState::kRunning && s != BoundState::kEvicted) continue;
