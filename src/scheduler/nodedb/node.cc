@@ -1,7 +1,10 @@
 #include "src/scheduler/nodedb/node.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +21,8 @@ using ::regatta::v1::Toleration;
 
 // At most this many failing terms are named in an affinity reason.
 constexpr int kMaxTermsInReason = 3;
+// At most this many distinct reasons are named in a "0 of N nodes match" summary.
+constexpr int kMaxReasonsInSummary = 3;
 
 StaticMatch Fail(MatchRule rule, std::string reason) {
   return StaticMatch{.matches = false, .reason = std::move(reason), .rule = rule};
@@ -189,6 +194,25 @@ StaticMatch MatchNodeStatically(const TaskSpec& task, const ResourceList& reques
   match = MatchTaints(task, node);
   if (!match.matches) return match;
   return MatchAllocatable(requests, node);
+}
+
+std::string NoMatchSummary(int total_nodes, const absl::flat_hash_map<std::string, int>& counts) {
+  if (total_nodes == 0) return "the pool has no nodes";
+  std::vector<std::pair<std::string, int>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<std::string> parts;
+  int others = 0;
+  for (int i = 0; i < static_cast<int>(sorted.size()); ++i) {
+    if (i < kMaxReasonsInSummary) {
+      parts.push_back(absl::StrCat(sorted[i].first, " (", sorted[i].second, ")"));
+    } else {
+      others += sorted[i].second;
+    }
+  }
+  if (others > 0) parts.push_back(absl::StrCat("other reasons (", others, ")"));
+  return absl::StrCat("0 of ", total_nodes, " nodes match: ", absl::StrJoin(parts, "; "));
 }
 
 bool FitsNow(const ResourceList& requests, const Node& node) {

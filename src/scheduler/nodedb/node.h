@@ -75,6 +75,10 @@ StaticMatch MatchNodeStatically(const regatta::v1::TaskSpec& task, const Resourc
 // request always fits, even where the node is overcommitted.
 bool FitsNow(const ResourceList& requests, const Node& node);
 
+// "0 of 12 nodes match: node selector gpu=a100 does not match (10); node is unschedulable (2)":
+// the most frequent failure reasons (reason -> node count), most frequent first.
+std::string NoMatchSummary(int total_nodes, const absl::flat_hash_map<std::string, int>& counts);
+
 // The pieces of MatchNodeStatically, for the node index and for tests.
 
 // True if `toleration` tolerates `taint` (the toleration rules above, effect included).

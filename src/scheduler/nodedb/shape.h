@@ -22,6 +22,26 @@ size_t JobShapeHash(const regatta::v1::TaskSpec& task, const ResourceList& reque
 bool SameJobShape(const regatta::v1::TaskSpec& a_task, const ResourceList& a_requests,
                   const regatta::v1::TaskSpec& b_task, const ResourceList& b_requests);
 
+// A hash-map key standing for one shape: points at a job's task and requests, which must
+// outlive the map.
+struct ShapeKey {
+  const regatta::v1::TaskSpec* task;
+  const ResourceList* requests;
+  size_t hash;
+
+  static ShapeKey Of(const regatta::v1::TaskSpec& task, const ResourceList& requests) {
+    return ShapeKey{&task, &requests, JobShapeHash(task, requests)};
+  }
+};
+struct ShapeKeyHash {
+  size_t operator()(const ShapeKey& key) const { return key.hash; }
+};
+struct ShapeKeyEq {
+  bool operator()(const ShapeKey& a, const ShapeKey& b) const {
+    return a.hash == b.hash && SameJobShape(*a.task, *a.requests, *b.task, *b.requests);
+  }
+};
+
 }  // namespace regatta::scheduler
 
 #endif  // REGATTA_SRC_SCHEDULER_NODEDB_SHAPE_H_

@@ -26,8 +26,6 @@ constexpr int kClockCheckInterval = 32;
 // Cap on node indices held by the per-shape static-match cache (two lists per shape): 16 MiB.
 // Shapes seen after the cap is reached are matched per job instead.
 constexpr size_t kMaxCachedNodeRefs = size_t{1} << 21;
-// At most this many distinct reasons are named in a "0 of N nodes match" summary.
-constexpr int kMaxReasonsInSummary = 3;
 
 const TaskSpec& TaskOf(const RoundJob& job) {
   return job.task != nullptr ? *job.task : TaskSpec::default_instance();
@@ -47,20 +45,6 @@ struct Shape {
   // A job of this shape, with no node avoided, found no node: so will every later one.
   bool failed = false;
   std::string failed_reason;
-};
-
-struct ShapeKey {
-  const RoundJob* job;
-  size_t hash;
-};
-struct ShapeKeyHash {
-  size_t operator()(const ShapeKey& key) const { return key.hash; }
-};
-struct ShapeKeyEq {
-  bool operator()(const ShapeKey& a, const ShapeKey& b) const {
-    return a.hash == b.hash &&
-           SameJobShape(TaskOf(*a.job), a.job->requests, TaskOf(*b.job), b.job->requests);
-  }
 };
 
 struct QueueState {
@@ -254,30 +238,11 @@ void Round::MatchAll(const RoundJob& job, std::vector<int>* matches, std::string
       ++counts[match.reason];
     }
   }
-  if (!matches->empty()) return;
-  if (nodes_.empty()) {
-    *reason = "the pool has no nodes";
-    return;
-  }
-  std::vector<std::pair<std::string, int>> sorted(counts.begin(), counts.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
-  std::vector<std::string> parts;
-  int others = 0;
-  for (int i = 0; i < static_cast<int>(sorted.size()); ++i) {
-    if (i < kMaxReasonsInSummary) {
-      parts.push_back(absl::StrCat(sorted[i].first, " (", sorted[i].second, ")"));
-    } else {
-      others += sorted[i].second;
-    }
-  }
-  if (others > 0) parts.push_back(absl::StrCat("other reasons (", others, ")"));
-  *reason = absl::StrCat("0 of ", nodes_.size(), " nodes match: ", absl::StrJoin(parts, "; "));
+  if (matches->empty()) *reason = NoMatchSummary(static_cast<int>(nodes_.size()), counts);
 }
 
 Shape& Round::ShapeFor(const RoundJob& job, bool* fresh) {
-  ShapeKey key{&job, JobShapeHash(TaskOf(job), job.requests)};
+  const ShapeKey key = ShapeKey::Of(TaskOf(job), job.requests);
   auto [it, inserted] = shape_index_.try_emplace(key, static_cast<int>(shapes_.size()));
   *fresh = inserted;
   if (!inserted) return shapes_[it->second];
@@ -308,7 +273,7 @@ int Round::NodeIndex(absl::string_view id) {
 
 void Round::RecordUnschedulable(int queue, const RoundJob& job, const std::string& reason) {
   result_.unschedulable.push_back(
-      Unschedulable{.job_id = job.id, .queue = input_.queues[queue].name, .reason = reason});
+      RoundUnschedulable{.job_id = job.id, .queue = input_.queues[queue].name, .reason = reason});
 }
 
 void Round::Consider(int queue, const RoundJob& job) {

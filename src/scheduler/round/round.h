@@ -85,7 +85,7 @@ struct Assignment {
 };
 
 // Why a job the round looked at was not placed.
-struct Unschedulable {
+struct RoundUnschedulable {
   std::string job_id;
   std::string queue;
   // e.g. "no node has room: needs 4 cpu, most free is 2 on node-3 (3 of 5 nodes match)" or
@@ -112,7 +112,7 @@ struct RoundStats {
 
 struct RoundResult {
   std::vector<Assignment> assignments;
-  std::vector<Unschedulable> unschedulable;
+  std::vector<RoundUnschedulable> unschedulable;
   std::vector<QueueShare> shares;
   RoundStats stats;
   // True if a limit (max assignments, executor capacity, time budget) ended the round early.

@@ -1,0 +1,52 @@
+#include "src/scheduler/fairness/fair_share.h"
+
+#include <cstddef>
+
+namespace regatta::scheduler {
+
+std::vector<double> FairShares(absl::Span<const double> weights) {
+  double sum = 0;
+  for (double w : weights) sum += w > 0 ? w : 0;
+  std::vector<double> shares(weights.size(), 0.0);
+  if (sum <= 0) return shares;
+  for (size_t i = 0; i < weights.size(); ++i) shares[i] = weights[i] > 0 ? weights[i] / sum : 0;
+  return shares;
+}
+
+std::vector<double> AdjustedFairShares(absl::Span<const double> weights,
+                                       absl::Span<const double> demands) {
+  const size_t n = weights.size();
+  std::vector<double> shares(n, 0.0);
+  std::vector<bool> capped(n, false);
+  for (size_t i = 0; i < n; ++i) capped[i] = !(weights[i] > 0);
+  double left = 1.0;
+  while (true) {
+    double weight_sum = 0;
+    for (size_t i = 0; i < n; ++i) weight_sum += capped[i] ? 0 : weights[i];
+    if (weight_sum <= 0) break;
+    bool capped_any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (capped[i]) continue;
+      const double demand = demands[i] > 0 ? demands[i] : 0;
+      if (demand < left * weights[i] / weight_sum) {
+        shares[i] = demand;
+        capped[i] = true;
+        capped_any = true;
+      }
+    }
+    if (!capped_any) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!capped[i]) shares[i] = left * weights[i] / weight_sum;
+      }
+      break;
+    }
+    left = 1.0;
+    for (size_t i = 0; i < n; ++i) {
+      if (capped[i] && weights[i] > 0) left -= shares[i];
+    }
+    if (left < 0) left = 0;
+  }
+  return shares;
+}
+
+}  // namespace regatta::scheduler
