@@ -438,7 +438,9 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     ++leases;
   }
   for (const Unschedulable& u : result.unschedulable) {
-    ++unschedulable_[{pool, u.queue, u.code, u.reason}];
+    auto& [count, example] = unschedulable_[{pool, u.queue, u.code}];
+    ++count;
+    example = u.reason;
     auto it = job_by_id_.find(u.job_id);
     if (it != job_by_id_.end() && jobs_[it->second].state == SimJobState::kQueued) {
       jobs_[it->second].reason = u.reason;
@@ -527,9 +529,9 @@ void Simulator::Record() {
 
 std::vector<UnschedulableCount> Simulator::unschedulable() const {
   std::vector<UnschedulableCount> out;
-  for (const auto& [key, count] : unschedulable_) {
-    const auto& [pool, queue, code, reason] = key;
-    out.push_back(UnschedulableCount{pool, queue, code, reason, count});
+  for (const auto& [key, value] : unschedulable_) {
+    const auto& [pool, queue, code] = key;
+    out.push_back(UnschedulableCount{pool, queue, code, value.second, value.first});
   }
   return out;
 }

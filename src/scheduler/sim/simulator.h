@@ -89,11 +89,13 @@ struct PreemptionEvent {
   Preemption preemption;
 };
 
+// How often the algorithm left a queue's jobs unscheduled in a pool for one reason code (one
+// count per job and round), with the latest reason text as an example.
 struct UnschedulableCount {
   int pool = 0;
   std::string queue;
   UnschedulableCode code = UnschedulableCode::kNoRoom;
-  std::string reason;
+  std::string example_reason;
   int64_t count = 0;
 };
 
@@ -205,7 +207,8 @@ class Simulator {
 
   std::vector<Sample> samples_;
   std::vector<PreemptionEvent> preemptions_;
-  std::map<std::tuple<int, std::string, UnschedulableCode, std::string>, int64_t> unschedulable_;
+  std::map<std::tuple<int, std::string, UnschedulableCode>, std::pair<int64_t, std::string>>
+      unschedulable_;
   std::vector<std::string> anomalies_;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -265,6 +266,36 @@ jobs:
                           HasSubstr("lease of j-000001 in state RUNNING"),
                           HasSubstr("node p-0-1 is over its allocatable"),
                           HasSubstr("gang g-g000000 has 1 of 2 members running")));
+}
+
+TEST(SimulatorTest, UnschedulableReasonsAreCountedPerQueueAndCode) {
+  int round = 0;
+  auto sim = Make(kFourCpus, R"(
+queues: [{name: a}]
+jobs: [{name: j, queue: a, count: 2, requests: {cpu: 1}}]
+)",
+                  [&round](PoolRoundInput input) {
+                    PoolRoundResult result;
+                    ++round;
+                    while (const QueuedJob* job = input.queues[0].jobs->Next()) {
+                      result.unschedulable.push_back(
+                          Unschedulable{std::string(job->id), "a", UnschedulableCode::kNoRoom,
+                                        absl::StrCat("no room in round ", round)});
+                    }
+                    result.unschedulable.push_back(Unschedulable{
+                        "j-000000", "a", UnschedulableCode::kRateLimited, "rate limited"});
+                    return result;
+                  });
+  sim->Run(SimOptions{.until = absl::Seconds(2)});
+  std::vector<UnschedulableCount> counts = sim->unschedulable();
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].code, UnschedulableCode::kNoRoom);
+  EXPECT_EQ(counts[0].count, 6);  // 2 jobs x 3 rounds
+  EXPECT_EQ(counts[0].example_reason, "no room in round 3");
+  EXPECT_EQ(counts[1].code, UnschedulableCode::kRateLimited);
+  EXPECT_EQ(counts[1].count, 3);
+  // A queued job keeps the last reason given for it.
+  EXPECT_EQ(JobById(*sim, "j-000001").reason, "no room in round 3");
 }
 
 TEST(SimulatorTest, DurationDistributionsAreSeededAndBounded) {
