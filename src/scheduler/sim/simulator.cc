@@ -437,15 +437,23 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     queue_buckets_[j.queue_index].tokens -= 1;
     ++leases;
   }
+  // The algorithm may report every queued job it looked at, every round: runs of one queue and
+  // code share one map entry, and each entry's example text is copied once.
+  std::pair<int64_t, std::string>* entry = nullptr;
+  const Unschedulable* entry_latest = nullptr;
   for (const Unschedulable& u : result.unschedulable) {
-    auto& [count, example] = unschedulable_[{pool, u.queue, u.code}];
-    ++count;
-    example = u.reason;
+    if (entry == nullptr || u.code != entry_latest->code || u.queue != entry_latest->queue) {
+      if (entry != nullptr) entry->second = entry_latest->reason;
+      entry = &unschedulable_[{pool, u.queue, u.code}];
+    }
+    ++entry->first;
+    entry_latest = &u;
     auto it = job_by_id_.find(u.job_id);
     if (it != job_by_id_.end() && jobs_[it->second].state == SimJobState::kQueued) {
       jobs_[it->second].reason = u.reason;
     }
   }
+  if (entry != nullptr) entry->second = entry_latest->reason;
   for (size_t q = 0; q < result.queues.size() && q < workload_.queues.size(); ++q) {
     last_fair_share_[pool][q] = result.queues[q].fair_share;
     last_adjusted_share_[pool][q] = result.queues[q].adjusted_fair_share;
