@@ -26,6 +26,7 @@ void QueueHeap::Set(int id, double cost) {
     return;
   }
   double old = cost_[id];
+  if (cost == old) return;  // common: the queue's next job costs what the last one did
   cost_[id] = cost;
   if (cost < old) {
     SiftUp(position_[id]);

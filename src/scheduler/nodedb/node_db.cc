@@ -135,11 +135,12 @@ void NodeDb::EnsureIndexed(int level) {
   }
 }
 
-void NodeDb::Apply(int node, const int64_t* request, int level, int sign, bool log) {
+void NodeDb::Apply(int node, const int64_t* request, int level, int sign, bool log,
+                   int from_level) {
   const int top = std::min(level, num_levels_ - 1);
   const int type = node_type_[node];
   const bool indexed = type >= 0 && !closed_[node];
-  for (int l = 0; l <= top; ++l) {
+  for (int l = from_level; l <= top; ++l) {
     const bool in_index = indexed && level_indexed_[l];
     if (in_index) IndexOf(type, l).erase(KeyOf(node, l));
     int64_t* free = &free_[Slot(node, l)];
@@ -151,14 +152,26 @@ void NodeDb::Apply(int node, const int64_t* request, int level, int sign, bool l
     log_.push_back(UndoEntry{.node = node,
                              .level = level,
                              .sign = sign,
-                             .request = std::vector<int64_t>(request, request + width_)});
+                             .request = std::vector<int64_t>(request, request + width_),
+                             .from_level = from_level});
+  }
+}
+
+void NodeDb::Move(int node, const int64_t* request, int from_level, int to_level) {
+  // Only the levels between the two change: (from, to] lose the room when moving up,
+  // (to, from] get it back when moving down.
+  if (to_level > from_level) {
+    Apply(node, request, to_level, -1, true, from_level + 1);
+  } else if (to_level < from_level) {
+    Apply(node, request, from_level, 1, true, to_level + 1);
   }
 }
 
 void NodeDb::RollbackTo(size_t mark) {
   while (log_.size() > mark) {
     const UndoEntry& entry = log_.back();
-    Apply(entry.node, entry.request.data(), entry.level, -entry.sign, /*log=*/false);
+    Apply(entry.node, entry.request.data(), entry.level, -entry.sign, /*log=*/false,
+          entry.from_level);
     log_.pop_back();
   }
   ++epoch_;

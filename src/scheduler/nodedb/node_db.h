@@ -83,6 +83,9 @@ class NodeDb {
   // Binding changes the room of levels <= `level` and keeps the index in step.
   void Bind(int node, const int64_t* request, int level) { Apply(node, request, level, -1, true); }
   void Unbind(int node, const int64_t* request, int level) { Apply(node, request, level, 1, true); }
+  // Rebinds a job at another level (evicting it, or placing an evicted job again). Moving up
+  // only takes room (the epoch stays); moving down frees room at the levels in between.
+  void Move(int node, const int64_t* request, int from_level, int to_level);
 
   // Node types: equal taints and equal values of the indexed labels.
   int num_node_types() const { return static_cast<int>(type_nodes_.size()); }
@@ -127,7 +130,9 @@ class NodeDb {
     std::array<int64_t, kMaxIndexedResources> free;
     int node;
     friend bool operator<(const IndexKey& a, const IndexKey& b) {
-      if (a.free != b.free) return a.free < b.free;
+      for (int d = 0; d < kMaxIndexedResources; ++d) {
+        if (a.free[d] != b.free[d]) return a.free[d] < b.free[d];
+      }
       return a.node < b.node;
     }
   };
@@ -137,6 +142,7 @@ class NodeDb {
     int level;
     int sign;
     std::vector<int64_t> request;
+    int from_level;
   };
 
   size_t Slot(int node, int level) const {
@@ -146,7 +152,8 @@ class NodeDb {
   Index& IndexOf(int type, int level) { return index_[type * num_levels_ + level]; }
   // Builds the index of a level on first use: levels never scanned cost nothing.
   void EnsureIndexed(int level);
-  void Apply(int node, const int64_t* request, int level, int sign, bool log);
+  // Adds sign x request to the room of levels [from_level, level].
+  void Apply(int node, const int64_t* request, int level, int sign, bool log, int from_level = 0);
 
   const std::vector<Node>& nodes_;
   NodeDbConfig config_;

@@ -108,6 +108,7 @@ class PoolRound {
 
  private:
   // Setup.
+  void ReserveResults();
   int KeyFor(const JobTemplate* tmpl);
   void BindRunning();
   void ComputeShares();
@@ -132,6 +133,8 @@ class PoolRound {
   void PreemptForUrgency(int node, int taker);
   void Unbind(BoundJob& job);
   void Preempt(int bound, PreemptionKind kind, int cause, std::string reason);
+  // Takes back a lease of this round (its job stays queued; no event).
+  void Unplace(int bound, const std::string& reason);
   void Unschedule(int q, const QueuedJob& job, UnschedulableCode code, const std::string& reason);
   bool ExecutorOpen(int node, int pending) const;
   void NoteExecutorUse(int node);
@@ -161,11 +164,20 @@ class PoolRound {
   absl::flat_hash_map<const JobTemplate*, int> key_of_template_;
 
   std::vector<BoundJob> bound_;
-  std::vector<std::vector<int>> node_jobs_;  // node -> bound jobs there
-  std::vector<int> first_taker_;             // node -> first new job that took evicted room
-  std::vector<int> bound_at_level_;          // preemptible jobs bound per level
-  int evicted_bound_ = 0;                    // evicted jobs still bound at level 0
-  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> running_gangs_;
+  // Bound jobs per node as intrusive lists (no allocation per placement): node -> first job,
+  // job -> next job on the same node, -1 ends.
+  std::vector<int> node_first_job_;
+  std::vector<int> next_on_node_;
+  void AddToNode(int node, int id) {
+    next_on_node_.resize(bound_.size(), -1);
+    next_on_node_[id] = node_first_job_[node];
+    node_first_job_[node] = id;
+  }
+  std::vector<int> first_taker_;     // node -> first new job that took evicted room
+  std::vector<int> bound_at_level_;  // preemptible jobs bound per level
+  int evicted_bound_ = 0;            // evicted jobs still bound at level 0
+  // (queue, gang id) -> its bound members, running and new.
+  absl::flat_hash_map<std::pair<int, absl::string_view>, std::vector<int>> gangs_;
 
   std::vector<QueueState> queues_;
   std::vector<absl::string_view> queue_names_;
@@ -175,9 +187,11 @@ class PoolRound {
   std::vector<int> executor_left_;  // slot -> runs still accepted
   std::vector<std::vector<int>> executor_nodes_;
   std::vector<int> gang_pending_;  // slot -> members of the gang being placed
+  bool executor_closed_any_ = false;
 
   absl::flat_hash_map<absl::string_view, int> node_index_;
   std::vector<int> scratch_avoided_;
+  std::vector<int> scratch_victims_;
 
   ResourceList round_scheduled_;
   int new_jobs_ = 0;
@@ -240,7 +254,7 @@ PoolRound::PoolRound(PoolRoundInput input)
   }
   if (classes_.empty()) classes_.emplace_back();
   const int n = db_.num_nodes();
-  node_jobs_.resize(n);
+  node_first_job_.assign(n, -1);
   first_taker_.assign(n, -1);
   bound_at_level_.assign(db_.num_levels(), 0);
   executor_slot_.assign(n, -1);
@@ -260,6 +274,7 @@ PoolRound::PoolRound(PoolRoundInput input)
   for (size_t slot = 0; slot < executor_left_.size(); ++slot) {
     if (executor_left_[slot] <= 0) {
       for (int node : executor_nodes_[slot]) db_.Close(node);
+      executor_closed_any_ = true;
     }
   }
   global_tokens_ = config_.global_tokens;
@@ -308,11 +323,22 @@ int PoolRound::KeyFor(const JobTemplate* tmpl) {
   return key;
 }
 
+void PoolRound::ReserveResults() {
+  // Growing vectors of a million entries element by element costs more than the placements
+  // (copies into fresh pages); reserved but unused capacity is never touched.
+  int64_t queued = 0;
+  for (const QueueInput& q : input_.queues) queued += std::max<int64_t>(q.queued_count, 0);
+  const int64_t running = input_.running != nullptr ? input_.running->size() : 0;
+  result_.leases.reserve(queued);
+  result_.unschedulable.reserve(queued);
+  bound_.reserve(running + queued);
+  next_on_node_.reserve(running + queued);
+}
+
 void PoolRound::BindRunning() {
   absl::flat_hash_map<absl::string_view, int> queue_index;
   for (size_t q = 0; q < input_.queues.size(); ++q) queue_index.try_emplace(queue_names_[q], q);
   if (input_.running == nullptr) return;
-  bound_.reserve(input_.running->size());
   for (const RunningJob& run : *input_.running) {
     if (run.tmpl == nullptr || run.node_index < 0 || run.node_index >= db_.num_nodes()) continue;
     BoundJob& job = bound_.emplace_back();
@@ -328,14 +354,14 @@ void PoolRound::BindRunning() {
     job.level = classes_[keys_[job.key].cls].bind_level;
     job.leased = run.leased_time;
     db_.Bind(job.node, shapes_[keys_[job.key].shape].dense.data(), job.level);
-    node_jobs_[job.node].push_back(id);
+    AddToNode(job.node, id);
     if (job.level < db_.num_levels()) ++bound_at_level_[job.level];
     if (job.queue >= 0) {
       QueueState& state = queues_[job.queue];
       state.held.Add(run.tmpl->requests);
       if (has_class_limits_) state.by_class[keys_[job.key].cls].Add(run.tmpl->requests);
     }
-    if (!job.gang_id.empty()) running_gangs_[{job.queue, job.gang_id}].push_back(id);
+    if (!job.gang_id.empty()) gangs_[{job.queue, job.gang_id}].push_back(id);
   }
 }
 
@@ -379,14 +405,13 @@ void PoolRound::EvictOverShareQueues() {
     if (!evictable(job)) continue;
     if (!job.gang_id.empty()) {  // a gang is evicted whole or not at all
       bool all = true;
-      for (int member : running_gangs_[{job.queue, job.gang_id}]) {
+      for (int member : gangs_[{job.queue, job.gang_id}]) {
         all = all && evictable(bound_[member]);
       }
       if (!all) continue;
     }
     const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
-    db_.Unbind(job.node, dense, job.level);
-    db_.Bind(job.node, dense, NodeDb::kEvictedLevel);
+    db_.Move(job.node, dense, job.level, NodeDb::kEvictedLevel);
     --bound_at_level_[job.level];
     ++evicted_bound_;
     job.state = BoundState::kEvicted;
@@ -457,6 +482,7 @@ PoolRoundResult PoolRound::Run() {
   const absl::Duration budget = config_.time_budget;
   const bool timed = budget > absl::ZeroDuration();
   const absl::Time start = timed ? absl::Now() : absl::InfinitePast();
+  ReserveResults();
   BindRunning();
   ComputeShares();
   EvictOverShareQueues();
@@ -472,7 +498,7 @@ PoolRoundResult PoolRound::Run() {
       EndRound("time budget");
       break;
     }
-    if (db_.open_nodes() == 0 &&
+    if (executor_closed_any_ && db_.open_nodes() == 0 &&
         queues_[heap_.Top()].evicted_next >= queues_[heap_.Top()].evicted.size()) {
       // Nothing new can be placed; evicted jobs keep their room unless it was taken.
       EndRound("every executor is full");
@@ -528,8 +554,7 @@ void PoolRound::PlaceEvictedAgain(int q, int id) {
   const int64_t* dense = shapes_[keys_[job.key].shape].dense.data();
   // Its own node only, and only into room no running job holds.
   if (!db_.FitsAt(job.node, dense, kLowestClassLevel)) return;
-  db_.Unbind(job.node, dense, NodeDb::kEvictedLevel);
-  db_.Bind(job.node, dense, job.level);
+  db_.Move(job.node, dense, NodeDb::kEvictedLevel, job.level);
   --evicted_bound_;
   ++bound_at_level_[job.level];
   job.state = BoundState::kRunning;
@@ -611,6 +636,7 @@ void PoolRound::NoteExecutorUse(int node) {
   if (slot < 0) return;
   if (--executor_left_[slot] <= 0) {
     for (int n : executor_nodes_[slot]) db_.Close(n);
+    executor_closed_any_ = true;
   }
 }
 
@@ -718,12 +744,14 @@ int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool 
   bound.key = key;
   bound.state = BoundState::kNew;
   bound.lease = static_cast<int>(result_.leases.size());
-  node_jobs_[node].push_back(id);
+  AddToNode(node, id);
   if (level < db_.num_levels()) ++bound_at_level_[level];
-  result_.leases.push_back(Lease{.job_id = std::string(job.id),
-                                 .queue = input_.queues[q].name,
-                                 .node_index = node,
-                                 .preempted_others = preempted_others});
+  if (!job.gang_id.empty()) gangs_[{q, job.gang_id}].push_back(id);
+  Lease& lease = result_.leases.emplace_back();
+  lease.job_id.assign(job.id.data(), job.id.size());
+  lease.queue = input_.queues[q].name;
+  lease.node_index = node;
+  lease.preempted_others = preempted_others;
   QueueState& state = queues_[q];
   const ResourceList& requests = job.tmpl->requests;
   state.held.Add(requests);
@@ -772,8 +800,9 @@ void PoolRound::Preempt(int id, PreemptionKind kind, int cause, std::string reas
 void PoolRound::PreemptForUrgency(int node, int taker) {
   const BoundJob& winner = bound_[taker];
   const int scan_level = classes_[keys_[winner.key].cls].scan_level;
-  std::vector<int> victims;
-  for (int id : node_jobs_[node]) {
+  std::vector<int>& victims = scratch_victims_;
+  victims.clear();
+  for (int id = node_first_job_[node]; id >= 0; id = next_on_node_[id]) {
     const BoundJob& job = bound_[id];
     const bool holding = job.state == BoundState::kRunning || job.state == BoundState::kNew;
     if (holding && job.level >= kLowestClassLevel && job.level < scan_level) victims.push_back(id);
@@ -808,35 +837,51 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
                      DescribeRequests(winner.tmpl->requests), " on ", nodes_[node].id,
                      "; this job's class ", victim_class.name, " has ", victim_class.priority);
     if (victim.state == BoundState::kNew) {
-      // Placed earlier in this round: un-place it instead (it stays queued, no event).
-      Unbind(victim);
-      victim.state = BoundState::kUnplaced;
-      lease_removed_.resize(result_.leases.size(), false);
-      lease_removed_[victim.lease] = true;
-      QueueState& state = queues_[victim.queue];
-      state.scheduled.Subtract(victim.tmpl->requests);
-      round_scheduled_.Subtract(victim.tmpl->requests);
-      --new_jobs_;
-      if (global_tokens_ >= 0) ++global_tokens_;
-      if (state.tokens >= 0) ++state.tokens;
-      --result_.queues[victim.queue].leased;
-      result_.unschedulable.push_back(
-          Unschedulable{.job_id = std::string(victim.id),
-                        .queue = std::string(victim.queue_name),
-                        .code = UnschedulableCode::kNoRoom,
-                        .reason = absl::StrCat("placed, then displaced by ", reason)});
+      // Placed earlier in this round: un-place it instead (it stays queued, no event), and
+      // the rest of its gang with it.
+      const std::string displaced = absl::StrCat("placed, then displaced by ", reason);
+      if (victim.gang_id.empty()) {
+        Unplace(id, displaced);
+      } else {
+        for (int member : gangs_[{victim.queue, victim.gang_id}]) {
+          if (bound_[member].state == BoundState::kNew) Unplace(member, displaced);
+        }
+      }
       continue;
     }
     Preempt(id, PreemptionKind::kUrgency, taker, std::move(reason));
   }
 }
 
+void PoolRound::Unplace(int id, const std::string& reason) {
+  BoundJob& job = bound_[id];
+  Unbind(job);
+  job.state = BoundState::kUnplaced;
+  lease_removed_.resize(result_.leases.size(), false);
+  lease_removed_[job.lease] = true;
+  QueueState& state = queues_[job.queue];
+  state.scheduled.Subtract(job.tmpl->requests);
+  round_scheduled_.Subtract(job.tmpl->requests);
+  --new_jobs_;
+  if (global_tokens_ >= 0) ++global_tokens_;
+  if (state.tokens >= 0) ++state.tokens;
+  if (int slot = executor_slot_[job.node]; slot >= 0) ++executor_left_[slot];
+  --result_.queues[job.queue].leased;
+  Unschedulable& u = result_.unschedulable.emplace_back();
+  u.job_id = std::string(job.id);
+  u.queue = std::string(job.queue_name);
+  u.code = UnschedulableCode::kNoRoom;
+  u.reason = reason;
+}
+
 void PoolRound::Unschedule(int q, const QueuedJob& job, UnschedulableCode code,
                            const std::string& reason) {
-  result_.unschedulable.push_back(Unschedulable{.job_id = std::string(job.id),
-                                                .queue = input_.queues[q].name,
-                                                .code = code,
-                                                .reason = reason});
+  // Filled in place: a saturated round records hundreds of thousands of these.
+  Unschedulable& u = result_.unschedulable.emplace_back();
+  u.job_id.assign(job.id.data(), job.id.size());
+  u.queue = input_.queues[q].name;
+  u.code = code;
+  u.reason = reason;
 }
 
 std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
@@ -847,20 +892,23 @@ std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
   int open = 0;
   int closed = 0;
   std::vector<int> most(width, -1);  // per resource: the open node with most free
-  for (int type : shape.match.types) {
-    for (int node = 0; node < db_.num_nodes(); ++node) {
-      if (db_.TypeOf(node) != type || !db_.NodeMatches(shape.match, task, node)) continue;
-      if (!tmpl.requests.FitsIn(nodes_[node].allocatable)) continue;
-      if (db_.closed(node)) {
-        ++closed;
-        continue;
-      }
-      ++open;
-      for (int r = 0; r < width; ++r) {
-        if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
-                               db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
-          most[r] = node;
-        }
+  const std::vector<int>& types = shape.match.types;
+  for (int node = 0; node < db_.num_nodes(); ++node) {
+    const int type = db_.TypeOf(node);
+    if (type < 0 || !std::binary_search(types.begin(), types.end(), type) ||
+        !db_.NodeMatches(shape.match, task, node) ||
+        !tmpl.requests.FitsIn(nodes_[node].allocatable)) {
+      continue;
+    }
+    if (db_.closed(node)) {
+      ++closed;
+      continue;
+    }
+    ++open;
+    for (int r = 0; r < width; ++r) {
+      if (most[r] < 0 || db_.FreeAt(node, NodeDb::kEvictedLevel, r) >
+                             db_.FreeAt(most[r], NodeDb::kEvictedLevel, r)) {
+        most[r] = node;
       }
     }
   }
@@ -1100,11 +1148,11 @@ void PoolRound::PreemptGangs() {
   for (size_t p = 0; p < result_.preemptions.size(); ++p) {
     const Preemption preempted = result_.preemptions[p];
     // Find the bound job of this preemption (by node and id; preemptions are few).
-    for (int id : node_jobs_[preempted.node_index]) {
+    for (int id = node_first_job_[preempted.node_index]; id >= 0; id = next_on_node_[id]) {
       const BoundJob& job = bound_[id];
       if (job.id != preempted.job_id || job.gang_id.empty()) continue;
-      auto gang = running_gangs_.find({job.queue, job.gang_id});
-      if (gang == running_gangs_.end()) break;
+      auto gang = gangs_.find({job.queue, job.gang_id});
+      if (gang == gangs_.end()) break;
       for (int member : gang->second) {
         const BoundState s = bound_[member].state;
         if (s != BoundState::kRunning && s != BoundState::kEvicted) continue;

@@ -147,6 +147,9 @@ struct QueueInput {
   // Sum of the requests of its queued jobs in this pool (the caller keeps it incrementally);
   // with the running jobs it is the queue's demand for the adjusted fair share.
   ResourceList queued_demand;
+  // How many jobs `jobs` holds, if the caller knows (0: unknown). Only a capacity hint: the
+  // round reserves its result vectors by it instead of growing them job by job.
+  int64_t queued_count = 0;
   std::unique_ptr<QueuedJobIterator> jobs;
 };
 
@@ -195,15 +198,15 @@ struct Preemption {
 
 // Why the round did not place a queued job it looked at.
 enum class UnschedulableCode {
-  kNoNodeMatches,          // no node of the pool could ever hold it (selector, taints, size)
-  kNoRoom,                 // some nodes could, none has room now (even with preemption)
-  kQueueFractionLimit,     // the queue's per-class fraction limit
-  kRoundLimit,             // round resource fraction / max new jobs
-  kRateLimited,            // global or queue token bucket empty
-  kGangIncomplete,         // fewer members queued than the cardinality
-  kGangDoesNotFit,         // not all members fit together (or not on one uniformity value)
+  kNoNodeMatches,       // no node of the pool could ever hold it (selector, taints, size)
+  kNoRoom,              // some nodes could, none has room now (even with preemption)
+  kQueueFractionLimit,  // the queue's per-class fraction limit
+  kRoundLimit,          // round resource fraction / max new jobs
+  kRateLimited,         // global or queue token bucket empty
+  kGangIncomplete,      // fewer members queued than the cardinality
+  kGangDoesNotFit,      // not all members fit together (or not on one uniformity value)
   kQueueCordoned,
-  kExecutorFull,           // every matching node's executor took all it accepts this round
+  kExecutorFull,  // every matching node's executor took all it accepts this round
   kTimeBudget,
 };
 

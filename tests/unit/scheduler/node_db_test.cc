@@ -90,6 +90,18 @@ TEST(NodeDbTest, AllocatableAtALevelExcludesJobsBelowIt) {
   db.Bind(0, one.data(), NodeDb::kUnpreemptibleLevel);
   EXPECT_EQ(db.FreeAt(0, 2, ResourceNames::kCpu), 5000);
   EXPECT_EQ(db.FreeAt(0, 0, ResourceNames::kCpu), 2000);
+  // Evicting the level-2 job: it now counts at level 0 only; placing it back takes no room
+  // from anyone, so the epoch (room grew) moves only on the way down.
+  int64_t epoch = db.epoch();
+  db.Move(0, four.data(), 2, NodeDb::kEvictedLevel);
+  EXPECT_EQ(db.FreeAt(0, 0, ResourceNames::kCpu), 2000);
+  EXPECT_EQ(db.FreeAt(0, 2, ResourceNames::kCpu), 9000);
+  EXPECT_GT(db.epoch(), epoch);
+  epoch = db.epoch();
+  db.Move(0, four.data(), NodeDb::kEvictedLevel, 2);
+  EXPECT_EQ(db.FreeAt(0, 1, ResourceNames::kCpu), 3000);
+  EXPECT_EQ(db.FreeAt(0, 2, ResourceNames::kCpu), 5000);
+  EXPECT_EQ(db.epoch(), epoch);
   // The index follows each level: 5 cpu fit at level 2 only.
   EXPECT_EQ(Best(db, TaskSpec(), Res({{"cpu", "5"}}), 2), 0);
   EXPECT_EQ(Best(db, TaskSpec(), Res({{"cpu", "5"}}), 1), -1);

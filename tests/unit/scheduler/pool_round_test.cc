@@ -1,7 +1,10 @@
 #include "src/scheduler/round/pool_round.h"
 
 #include <deque>
+#include <map>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -539,7 +542,9 @@ TEST(SchedulePoolTest, QueueLimitsStopOnlyThatQueue) {
     ASSERT_NE(UnschedulableOf(r, "a-" + std::to_string(c.leased_a)), nullptr) << c.name;
     EXPECT_EQ(UnschedulableOf(r, "a-" + std::to_string(c.leased_a))->code, c.code) << c.name;
     // b is limited too under the per-queue fraction, not under a's tokens.
-    if (c.name == "queue tokens") EXPECT_EQ(LeasedTo(r, "b"), 5);
+    if (c.name == "queue tokens") {
+      EXPECT_EQ(LeasedTo(r, "b"), 5);
+    }
   }
 }
 
@@ -584,6 +589,19 @@ TEST(SchedulePoolTest, CordonedQueueNoMatchAndExecutorFull) {
   ASSERT_EQ(r.leases.size(), 1u);
   EXPECT_EQ(r.leases[0].job_id, "ok");
   EXPECT_EQ(r.leases[0].node_index, 1);
+}
+
+TEST(SchedulePoolTest, PoolOfUnschedulableNodesSaysSo) {
+  Pool pool;
+  const int n0 = pool.AddNode("n0", Cpu("4"));
+  pool.node(n0).unschedulable = true;
+  pool.AddQueue("a");
+  pool.Queue("a", "j", pool.Template(Cpu("1")));
+  PoolRoundResult r = pool.Schedule();
+  EXPECT_FALSE(r.limited);
+  ASSERT_NE(UnschedulableOf(r, "j"), nullptr);
+  EXPECT_EQ(UnschedulableOf(r, "j")->code, UnschedulableCode::kNoNodeMatches);
+  EXPECT_EQ(UnschedulableOf(r, "j")->reason, "0 of 1 nodes match: node is unschedulable (1)");
 }
 
 TEST(SchedulePoolTest, ExecutorCapacityCapsRunsPerExecutor) {
@@ -656,6 +674,130 @@ TEST(SchedulePoolTest, SameInputSameResult) {
     EXPECT_EQ(a.unschedulable[i].reason, b.unschedulable[i].reason);
   }
   EXPECT_FALSE(a.leases.empty());
+}
+
+// ---- invariants on random pools -------------------------------------------------------------
+
+TEST(SchedulePoolTest, RandomPoolsNeverOvercommitAndKeepGangsWhole) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+    Pool pool;
+    pool.config.enable_fair_share_preemption = seed % 3 != 0;
+    pool.config.protected_fraction_of_fair_share = seed % 2 == 0 ? 1.0 : 1.5;
+    if (seed % 5 == 0) pool.config.max_new_jobs = 10;
+    if (seed % 4 == 0) pool.config.executor_capacity["e0"] = 2;
+    const int node_count = 3 + pick(8);
+    for (int i = 0; i < node_count; ++i) {
+      const int n = pool.AddNode("n" + std::to_string(i),
+                                 Res({{"cpu", std::to_string(2 + pick(6))}, {"memory", "8Gi"}}),
+                                 "e" + std::to_string(i % 2));
+      pool.node(n).labels["zone"] = pick(2) == 0 ? "a" : "b";
+    }
+    std::vector<std::vector<int64_t>> used(node_count, std::vector<int64_t>(2, 0));
+    std::vector<const JobTemplate*> templates;
+    for (int cls : {kLow, kHigh, kMid, kSystem}) {
+      templates.push_back(pool.Template(Res({{"cpu", "1"}, {"memory", "1Gi"}}), cls));
+      templates.push_back(pool.Template(Res({{"cpu", "2"}, {"memory", "3Gi"}}), cls));
+    }
+    const std::vector<std::string> queues = {"a", "b", "c"};
+    for (const std::string& q : queues) pool.AddQueue(q, 1.0 + pick(3));
+    // Running jobs that fit (the caller never reports an overcommitted node).
+    std::map<std::string, std::pair<const JobTemplate*, int>> running;
+    for (int j = 0; j < 3 * node_count; ++j) {
+      const JobTemplate* t = templates[pick(templates.size())];
+      const int node = pick(node_count);
+      const int64_t cpu = t->requests.Get(ResourceNames::kCpu).milli();
+      const int64_t mem = t->requests.Get(ResourceNames::kMemory).milli();
+      const Node& n = pool.node(node);
+      if (used[node][0] + cpu > n.allocatable.Get(ResourceNames::kCpu).milli() ||
+          used[node][1] + mem > n.allocatable.Get(ResourceNames::kMemory).milli()) {
+        continue;
+      }
+      used[node][0] += cpu;
+      used[node][1] += mem;
+      const std::string id = "run-" + std::to_string(j);
+      pool.Run(queues[pick(3)], id, t, node, 1000 + pick(100));
+      running[id] = {t, node};
+    }
+    std::map<std::string, const JobTemplate*> queued;
+    std::map<std::string, std::string> gang_of;
+    for (int j = 0; j < 30; ++j) {
+      const std::string q = queues[pick(3)];
+      if (pick(6) == 0) {  // a gang of 2 or 3, sometimes on one zone
+        const uint32_t size = 2 + pick(2);
+        const JobTemplate* t = pool.Template(Cpu("1"), pick(2) == 0 ? kLow : kHigh, TaskSpec(),
+                                             size, pick(2) == 0 ? "zone" : "");
+        const std::string gang = "g" + std::to_string(j);
+        for (uint32_t m = 0; m < size; ++m) {
+          const std::string id = gang + "-" + std::to_string(m);
+          pool.Queue(q, id, t, gang);
+          queued[id] = t;
+          gang_of[id] = gang;
+        }
+        continue;
+      }
+      const std::string id = "new-" + std::to_string(j);
+      const JobTemplate* t = templates[pick(templates.size())];
+      pool.Queue(q, id, t);
+      queued[id] = t;
+    }
+
+    PoolRoundResult r = pool.Schedule();
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    // Final bindings: running jobs not preempted, plus the leases.
+    std::vector<std::vector<int64_t>> held(node_count, std::vector<int64_t>(2, 0));
+    std::set<std::string> preempted;
+    for (const Preemption& p : r.preemptions) {
+      ASSERT_TRUE(running.contains(p.job_id)) << p.job_id;
+      EXPECT_TRUE(preempted.insert(p.job_id).second) << "preempted twice: " << p.job_id;
+      EXPECT_EQ(p.node_index, running[p.job_id].second);
+      EXPECT_FALSE(p.reason.empty());
+    }
+    for (const auto& [id, run] : running) {
+      if (preempted.contains(id)) continue;
+      held[run.second][0] += run.first->requests.Get(ResourceNames::kCpu).milli();
+      held[run.second][1] += run.first->requests.Get(ResourceNames::kMemory).milli();
+    }
+    std::set<std::string> leased;
+    std::map<std::string, int> gang_leased;
+    for (const Lease& l : r.leases) {
+      ASSERT_TRUE(queued.contains(l.job_id)) << l.job_id;
+      EXPECT_TRUE(leased.insert(l.job_id).second) << "leased twice: " << l.job_id;
+      held[l.node_index][0] += queued[l.job_id]->requests.Get(ResourceNames::kCpu).milli();
+      held[l.node_index][1] += queued[l.job_id]->requests.Get(ResourceNames::kMemory).milli();
+      if (gang_of.contains(l.job_id)) ++gang_leased[gang_of[l.job_id]];
+    }
+    int on_e0 = 0;
+    for (const Lease& l : r.leases) on_e0 += pool.node(l.node_index).executor_id == "e0" ? 1 : 0;
+    if (seed % 4 == 0) {
+      EXPECT_LE(on_e0, 2);
+    }
+    if (seed % 5 == 0) {
+      EXPECT_LE(r.leases.size(), 10u);
+    }
+    for (int n = 0; n < node_count; ++n) {
+      EXPECT_LE(held[n][0], pool.node(n).allocatable.Get(ResourceNames::kCpu).milli()) << n;
+      EXPECT_LE(held[n][1], pool.node(n).allocatable.Get(ResourceNames::kMemory).milli()) << n;
+    }
+    for (const auto& [gang, count] : gang_leased) {
+      int members = 0;
+      for (const auto& [id, g] : gang_of) members += g == gang ? 1 : 0;
+      EXPECT_EQ(count, members) << gang;
+    }
+    for (const Unschedulable& u : r.unschedulable) {
+      EXPECT_FALSE(leased.contains(u.job_id)) << u.job_id;
+      EXPECT_FALSE(u.reason.empty());
+    }
+    // Same input, same result.
+    PoolRoundResult again = pool.Schedule();
+    ASSERT_EQ(again.leases.size(), r.leases.size());
+    for (size_t i = 0; i < r.leases.size(); ++i) {
+      EXPECT_EQ(again.leases[i].job_id, r.leases[i].job_id);
+      EXPECT_EQ(again.leases[i].node_index, r.leases[i].node_index);
+    }
+    EXPECT_EQ(PreemptedIds(again), PreemptedIds(r));
+  }
 }
 
 }  // namespace
