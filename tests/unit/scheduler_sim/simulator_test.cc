@@ -116,7 +116,8 @@ TEST(SimulatorTest, JobsNoNodeCouldHoldAreRejectedWithPerPoolReasons) {
   auto sim = Make(R"(
 pools:
   - {name: cpu, nodeGroups: [{count: 2, resources: {cpu: 8}}]}
-  - {name: gpu, nodeGroups: [{count: 1, labels: {gpu: a100}, resources: {cpu: 8, nvidia.com/gpu: 8}}]}
+  - name: gpu
+    nodeGroups: [{count: 1, labels: {gpu: a100}, resources: {cpu: 8, nvidia.com/gpu: 8}}]
 )",
                   R"(
 queues: [{name: a}]
