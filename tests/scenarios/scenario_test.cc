@@ -11,7 +11,8 @@
 //     - {check: queued, queue: a, at: 10s, min: 20, max: 20}
 //     - {check: utilisation, pool: p, resource: cpu, at: 30s, min: 0.99, max: 1}
 //     - {check: jobs, template: t, state: PREEMPTED, count: 10, kind: urgency, byQueue: b,
-//        reasonContains: "...", leasedAt: 0s}   # no count: every job of the template
+//        reasonContains: "...", leasedAt: 0s}   # no count: every job of the template; kind
+//                                               # and byQueue match preempted jobs only
 //     - {check: gangUniform, template: g, label: zone}
 //     - {check: preemptions, kind: fair-share, queue: a, min: 1, max: 5}
 // Every scenario also asserts that the simulator saw no anomaly (broken invariant).
@@ -184,6 +185,8 @@ class Scenario {
 
   static bool JobMatches(const SimJob& job, const YAML::Node& e) {
     if (e["state"] && SimJobStateName(job.state) != e["state"].as<std::string>()) return false;
+    // Kind and cause only mean something for preempted jobs.
+    if ((e["kind"] || e["byQueue"]) && job.state != SimJobState::kPreempted) return false;
     if (e["kind"] && PreemptionKindName(job.preemption_kind) != e["kind"].as<std::string>()) {
       return false;
     }
