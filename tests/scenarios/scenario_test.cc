@@ -60,6 +60,23 @@ class Scenario {
   void Check(const YAML::Node& e, size_t index) {
     const std::string check = e["check"].as<std::string>("");
     SCOPED_TRACE(absl::StrCat(file_, ": expect[", index, "] (", check, ")"));
+    // A misspelt key would silently widen a check: only known keys are allowed.
+    static const auto* const kKeys = new absl::flat_hash_map<std::string, std::vector<std::string>>{
+        {"share", {"pool", "queue", "at", "from", "to", "value", "tolerance"}},
+        {"running", {"pool", "queue", "at", "from", "to", "min", "max"}},
+        {"queued", {"queue", "at", "from", "to", "min", "max"}},
+        {"utilisation", {"pool", "resource", "at", "from", "to", "min", "max"}},
+        {"jobs", {"template", "state", "count", "kind", "byQueue", "reasonContains", "leasedAt"}},
+        {"gangUniform", {"template", "label"}},
+        {"preemptions", {"kind", "queue", "min", "max"}}};
+    auto known = kKeys->find(check);
+    ASSERT_NE(known, kKeys->end()) << "unknown check \"" << check << "\"";
+    for (const auto& kv : e) {
+      const std::string key = kv.first.as<std::string>();
+      ASSERT_TRUE(key == "check" ||
+                  std::find(known->second.begin(), known->second.end(), key) != known->second.end())
+          << "unknown key \"" << key << "\"";
+    }
     if (check == "share") {
       CheckShare(e);
     } else if (check == "running" || check == "queued") {
@@ -70,10 +87,8 @@ class Scenario {
       CheckJobs(e);
     } else if (check == "gangUniform") {
       CheckGangUniform(e);
-    } else if (check == "preemptions") {
-      CheckPreemptions(e);
     } else {
-      ADD_FAILURE() << "unknown check \"" << check << "\"";
+      CheckPreemptions(e);
     }
   }
 
