@@ -144,6 +144,26 @@ jobs:
   EXPECT_THAT(seen[1].queue_order, ElementsAre("a100-000000"));
 }
 
+TEST(SimulatorTest, PoolsAreOfferedOnlyWhatEarlierPoolsLeftQueued) {
+  std::vector<RoundSeen> seen;
+  auto sim = Make(R"(
+pools:
+  - {name: first, nodeGroups: [{count: 1, resources: {cpu: 2}}]}
+  - {name: second, nodeGroups: [{count: 1, resources: {cpu: 2}}]}
+)",
+                  R"(
+queues: [{name: a}]
+jobs: [{name: j, queue: a, count: 3, requests: {cpu: 1}, duration: 1h}]
+)",
+                  FirstFitFn(&seen));
+  sim->Run(SimOptions{.until = absl::ZeroDuration()});
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_THAT(seen[0].queue_order, ElementsAre("j-000000,j-000001,j-000002"));
+  EXPECT_THAT(seen[1].queue_order, ElementsAre("j-000002"));
+  EXPECT_EQ(JobById(*sim, "j-000002").pool, 1);
+  EXPECT_THAT(sim->anomalies(), IsEmpty());
+}
+
 TEST(SimulatorTest, QueueOrderIsClassThenPriorityThenSubmitTimeThenId) {
   std::vector<RoundSeen> seen;
   auto sim = Make(R"(
