@@ -364,6 +364,16 @@ TEST(SchedulePoolTest, ProtectedQueueKeepsItsJobs) {
   EXPECT_EQ(LeasedTo(r, "b"), 0);
 }
 
+TEST(SchedulePoolTest, CordonedQueueKeepsItsRunningJobs) {
+  Pool pool = TwoQueues(/*nodes=*/4, /*a_running=*/8, /*b_queued=*/4);
+  PoolRoundInput input = pool.Build();
+  input.queues[0].cordoned = true;  // a: above its fair share, but cordoned
+  PoolRoundResult r = SchedulePool(std::move(input));
+  EXPECT_EQ(ReportOf(r, "a").evicted, 0);
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_EQ(LeasedTo(r, "b"), 0);
+}
+
 TEST(SchedulePoolTest, QueueWithinItsShareIsNotEvicted) {
   Pool pool = TwoQueues(/*nodes=*/4, /*a_running=*/4, /*b_queued=*/8);
   PoolRoundResult r = pool.Schedule();
