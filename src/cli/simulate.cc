@@ -77,6 +77,14 @@ std::string SummaryText(const Simulator& sim) {
   std::string text = absl::StrCat(
       "Summary at ", Time(sim.now()), " (", sim.cycles(), " cycles)\n", queues.Render(),
       "Preemptions: ", kinds.empty() ? "none" : absl::StrJoin(kinds, ", "), "\n");
+  if (!summary.preemptions_by_cause.empty()) {
+    Table causes({"QUEUE", "KIND", "FOR QUEUE", "PREEMPTED"});
+    for (const auto& [key, count] : summary.preemptions_by_cause) {
+      const auto& [queue, kind, cause] = key;
+      causes.AddRow({queue, kind, cause, absl::StrCat(count)});
+    }
+    absl::StrAppend(&text, causes.Render());
+  }
   std::vector<scheduler::sim::UnschedulableCount> reasons = sim.unschedulable();
   if (!reasons.empty()) {
     std::stable_sort(reasons.begin(), reasons.end(),

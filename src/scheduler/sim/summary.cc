@@ -44,7 +44,9 @@ Summary Summarize(const Simulator& sim) {
     stats.max = d.back();
   }
   for (const PreemptionEvent& e : sim.preemptions()) {
-    ++summary.preemptions_by_kind[std::string(PreemptionKindName(e.preemption.kind))];
+    std::string kind(PreemptionKindName(e.preemption.kind));
+    ++summary.preemptions_by_cause[{e.preemption.queue, kind, e.preemption.caused_by_queue}];
+    ++summary.preemptions_by_kind[std::move(kind)];
   }
   return summary;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -34,6 +35,8 @@ struct QueueSummary {
 struct Summary {
   std::vector<QueueSummary> queues;                    // workload order
   std::map<std::string, int64_t> preemptions_by_kind;  // "urgency", "fair-share", "gang"
+  // (preempted queue, kind, queue that caused it) -> count.
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> preemptions_by_cause;
 };
 
 // Nearest-rank percentile (0 < p <= 100) of sorted values; zero when empty.

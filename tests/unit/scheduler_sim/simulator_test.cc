@@ -261,7 +261,9 @@ jobs:
   EXPECT_EQ(kept.end_time, absl::Seconds(10));
   ASSERT_EQ(sim->preemptions().size(), 1u);
   EXPECT_EQ(sim->preemptions()[0].time, absl::Seconds(2));
-  EXPECT_EQ(Summarize(*sim).preemptions_by_kind.at("urgency"), 1);
+  Summary summary = Summarize(*sim);
+  EXPECT_EQ(summary.preemptions_by_kind.at("urgency"), 1);
+  EXPECT_EQ((summary.preemptions_by_cause.at({"a", "urgency", "b"})), 1);
   EXPECT_THAT(sim->anomalies(), IsEmpty());
 }
 
