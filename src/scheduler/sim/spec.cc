@@ -24,6 +24,7 @@ class Field {
     return absl::InvalidArgumentError(
         absl::StrCat(file_, ": ", path_.empty() ? "(top level)" : path_, ": ", message));
   }
+  bool IsMap() const { return node_.IsMap(); }
   bool Has(absl::string_view key) const {
     return node_.IsMap() && node_[std::string(key)].IsDefined() &&
            !node_[std::string(key)].IsNull();
@@ -69,6 +70,7 @@ class Field {
 
   template <typename T>
   absl::StatusOr<T> As(absl::string_view what) const {
+    if (!node_.IsDefined() || node_.IsNull()) return Error(absl::StrCat("is required: ", what));
     if (!node_.IsScalar()) return Error(absl::StrCat("must be ", what));
     try {
       return node_.as<T>();
@@ -260,12 +262,15 @@ absl::Status ParseScheduling(const Field& f, ClusterSpec& c) {
 
 absl::StatusOr<DurationSpec> ParseDurationSpec(const Field& f) {
   DurationSpec d;
-  if (!f.Has("constant") && !f.Has("uniform") && !f.Has("exponential")) {
+  if (!f.IsMap()) {
     // A bare duration: constant.
     ASSIGN_OR_RETURN(d.value, f.Duration());
     return d;
   }
   RETURN_IF_ERROR(f.ExpectMap({"constant", "uniform", "exponential"}));
+  if (f.Has("constant") + f.Has("uniform") + f.Has("exponential") != 1) {
+    return f.Error("needs exactly one of constant, uniform, exponential");
+  }
   if (f.Has("constant")) {
     ASSIGN_OR_RETURN(d.value, f["constant"].Duration());
   } else if (f.Has("uniform")) {
