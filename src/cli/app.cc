@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
+#include "src/cli/simulate.h"
 #include "src/cli/users.h"
 #include "src/common/status_macros.h"
 #include "src/server/up.h"
@@ -345,6 +346,33 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
                 "Print the SHA-256 (hex) of a bearer token, given as TOKEN or on stdin");
     hash_token->add_option("TOKEN", token, "The token (default: read one line from stdin)");
     hash_token->callback([&] { status_action([&] { return UsersHashToken(env, token); }); });
+  }
+
+  // ---- simulate
+  SimulateOptions simulate_options;
+  {
+    CLI::App* simulate = app.add_subcommand(
+        "simulate", "Run the scheduling algorithm on a simulated cluster and clock (no server)");
+    simulate
+        ->add_option("--cluster", simulate_options.cluster_file,
+                     "Cluster YAML: pools, node groups, priority classes, scheduling settings")
+        ->required();
+    simulate
+        ->add_option("--workload", simulate_options.workload_file,
+                     "Workload YAML: queues and job templates")
+        ->required();
+    simulate->add_option("--until", simulate_options.until,
+                         "Simulated time to stop at, e.g. 2h (default: when nothing more can "
+                         "change)");
+    simulate->add_option(
+        "--interval", simulate_options.interval,
+        "Simulated time between printed samples (default: 1m, at least one cycle)");
+    simulate->add_option("--csv", simulate_options.csv_file,
+                         "Also write the samples as CSV: time_s,pool,subject,metric,value");
+    simulate->callback([&] {
+      status_action(
+          [&] { return Simulate(env, simulate_options, regatta::scheduler::SchedulePool); });
+    });
   }
 
   // ---- version

@@ -1,0 +1,497 @@
+#include "src/scheduler/sim/spec.h"
+
+#include <initializer_list>
+#include <map>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/common/config.h"
+#include "src/common/status_macros.h"
+#include "yaml-cpp/yaml.h"
+
+namespace regatta::scheduler::sim {
+namespace {
+
+// A YAML node with its path from the document root, so every error names the file and field.
+class Field {
+ public:
+  Field(YAML::Node node, std::string path, absl::string_view file)
+      : node_(std::move(node)), path_(std::move(path)), file_(file) {}
+
+  absl::Status Error(absl::string_view message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_, ": ", path_.empty() ? "(top level)" : path_, ": ", message));
+  }
+  bool IsMap() const { return node_.IsMap(); }
+  bool Has(absl::string_view key) const {
+    return node_.IsMap() && node_[std::string(key)].IsDefined() &&
+           !node_[std::string(key)].IsNull();
+  }
+  Field operator[](absl::string_view key) const {
+    return Field(node_[std::string(key)],
+                 path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key), file_);
+  }
+  Field At(size_t i) const { return Field(node_[i], absl::StrCat(path_, "[", i, "]"), file_); }
+
+  absl::Status ExpectMap(std::initializer_list<absl::string_view> known) const {
+    if (!node_.IsMap()) return Error("must be a map");
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.as<std::string>();
+      bool found = false;
+      for (absl::string_view k : known) found = found || k == key;
+      if (!found) {
+        return (*this)[key].Error(
+            absl::StrCat("unknown field (known: ", absl::StrJoin(known, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  // The elements of a sequence (an absent or null field is an empty one).
+  absl::StatusOr<std::vector<Field>> Elements() const {
+    std::vector<Field> out;
+    if (!node_.IsDefined() || node_.IsNull()) return out;
+    if (!node_.IsSequence()) return Error("must be a list");
+    for (size_t i = 0; i < node_.size(); ++i) out.push_back(At(i));
+    return out;
+  }
+  // The entries of a map in document order (an absent or null field is an empty one).
+  absl::StatusOr<std::vector<std::pair<std::string, Field>>> Entries() const {
+    std::vector<std::pair<std::string, Field>> out;
+    if (!node_.IsDefined() || node_.IsNull()) return out;
+    if (!node_.IsMap()) return Error("must be a map");
+    for (const auto& kv : node_) {
+      std::string key = kv.first.as<std::string>();
+      out.emplace_back(key, (*this)[key]);
+    }
+    return out;
+  }
+
+  template <typename T>
+  absl::StatusOr<T> As(absl::string_view what) const {
+    if (!node_.IsDefined() || node_.IsNull()) return Error(absl::StrCat("is required: ", what));
+    if (!node_.IsScalar()) return Error(absl::StrCat("must be ", what));
+    try {
+      return node_.as<T>();
+    } catch (const YAML::Exception&) {
+      return Error(absl::StrCat("must be ", what, ", got \"", node_.Scalar(), "\""));
+    }
+  }
+  absl::StatusOr<std::string> String() const { return As<std::string>("a string"); }
+  absl::StatusOr<double> Double() const { return As<double>("a number"); }
+  absl::StatusOr<int64_t> Int() const { return As<int64_t>("an integer"); }
+  absl::StatusOr<bool> Bool() const { return As<bool>("true or false"); }
+  absl::StatusOr<absl::Duration> Duration() const {
+    ASSIGN_OR_RETURN(std::string text, String());
+    absl::Duration d;
+    if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
+      return Error(absl::StrCat("must be a duration such as 30s, 5m, 1h30m; got \"", text, "\""));
+    }
+    return d;
+  }
+  absl::StatusOr<double> NonNegativeDouble() const {
+    ASSIGN_OR_RETURN(double v, Double());
+    if (!(v >= 0)) return Error("must be >= 0");
+    return v;
+  }
+  absl::StatusOr<int64_t> IntAtLeast(int64_t min) const {
+    ASSIGN_OR_RETURN(int64_t v, Int());
+    if (v < min) return Error(absl::StrCat("must be >= ", min));
+    return v;
+  }
+  absl::StatusOr<absl::flat_hash_map<std::string, std::string>> StringMap() const {
+    absl::flat_hash_map<std::string, std::string> out;
+    ASSIGN_OR_RETURN(auto entries, Entries());
+    for (auto& [key, field] : entries) {
+      ASSIGN_OR_RETURN(out[key], field.String());
+    }
+    return out;
+  }
+  // {cpu: 32, memory: 256Gi}
+  absl::StatusOr<ResourceList> Resources() const {
+    ResourceList out;
+    ASSIGN_OR_RETURN(auto entries, Entries());
+    for (auto& [name, field] : entries) {
+      if (!IsValidResourceName(name)) return field.Error("not a valid resource name");
+      ASSIGN_OR_RETURN(std::string text, field.String());
+      auto q = Quantity::Parse(text);
+      if (!q.ok()) return field.Error(q.status().message());
+      out.Set(ResourceNames::Global().Intern(name), *q);
+    }
+    return out;
+  }
+  // {cpu: 0.5} -> resource index -> number
+  absl::StatusOr<absl::flat_hash_map<int, double>> ResourceNumbers() const {
+    absl::flat_hash_map<int, double> out;
+    ASSIGN_OR_RETURN(auto entries, Entries());
+    for (auto& [name, field] : entries) {
+      if (!IsValidResourceName(name)) return field.Error("not a valid resource name");
+      ASSIGN_OR_RETURN(out[ResourceNames::Global().Intern(name)], field.NonNegativeDouble());
+    }
+    return out;
+  }
+
+ private:
+  YAML::Node node_;
+  std::string path_;
+  absl::string_view file_;
+};
+
+absl::StatusOr<Taint> ParseTaint(const Field& f) {
+  RETURN_IF_ERROR(f.ExpectMap({"key", "value", "effect"}));
+  Taint taint;
+  ASSIGN_OR_RETURN(taint.key, f["key"].String());
+  if (f.Has("value")) {
+    ASSIGN_OR_RETURN(taint.value, f["value"].String());
+  }
+  ASSIGN_OR_RETURN(taint.effect, f["effect"].String());
+  if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
+      taint.effect != "NoExecute") {
+    return f["effect"].Error("must be NoSchedule, PreferNoSchedule or NoExecute");
+  }
+  return taint;
+}
+
+absl::StatusOr<NodeGroupSpec> ParseNodeGroup(const Field& f, const std::string& pool, size_t i) {
+  RETURN_IF_ERROR(f.ExpectMap(
+      {"count", "namePrefix", "executor", "labels", "taints", "resources", "unschedulable"}));
+  NodeGroupSpec group;
+  group.name_prefix = absl::StrCat(pool, "-", i, "-");
+  group.executor_id = absl::StrCat(pool, "-executor");
+  if (f.Has("count")) {
+    ASSIGN_OR_RETURN(group.count, f["count"].IntAtLeast(0));
+  }
+  if (f.Has("namePrefix")) {
+    ASSIGN_OR_RETURN(group.name_prefix, f["namePrefix"].String());
+  }
+  if (f.Has("executor")) {
+    ASSIGN_OR_RETURN(group.executor_id, f["executor"].String());
+  }
+  ASSIGN_OR_RETURN(group.labels, f["labels"].StringMap());
+  ASSIGN_OR_RETURN(auto taints, f["taints"].Elements());
+  for (const Field& t : taints) {
+    ASSIGN_OR_RETURN(Taint taint, ParseTaint(t));
+    group.taints.push_back(std::move(taint));
+  }
+  if (!f.Has("resources"))
+    return f["resources"].Error("is required, e.g. {cpu: 32, memory: 256Gi}");
+  ASSIGN_OR_RETURN(group.resources, f["resources"].Resources());
+  if (f.Has("unschedulable")) {
+    ASSIGN_OR_RETURN(group.unschedulable, f["unschedulable"].Bool());
+  }
+  return group;
+}
+
+absl::StatusOr<PriorityClass> ParsePriorityClass(const Field& f) {
+  RETURN_IF_ERROR(f.ExpectMap({"name", "priority", "preemptible", "maxFractionPerQueue"}));
+  PriorityClass pc;
+  ASSIGN_OR_RETURN(pc.name, f["name"].String());
+  if (pc.name.empty()) return f["name"].Error("must not be empty");
+  if (f.Has("priority")) {
+    ASSIGN_OR_RETURN(int64_t priority, f["priority"].Int());
+    pc.priority = static_cast<int32_t>(priority);
+  }
+  if (f.Has("preemptible")) {
+    ASSIGN_OR_RETURN(pc.preemptible, f["preemptible"].Bool());
+  }
+  ASSIGN_OR_RETURN(pc.max_fraction_per_queue, f["maxFractionPerQueue"].ResourceNumbers());
+  return pc;
+}
+
+absl::StatusOr<RateLimitSpec> ParseRateLimit(const Field& f) {
+  RETURN_IF_ERROR(f.ExpectMap({"rate", "burst"}));
+  RateLimitSpec limit;
+  ASSIGN_OR_RETURN(limit.rate, f["rate"].NonNegativeDouble());
+  ASSIGN_OR_RETURN(limit.burst, f["burst"].NonNegativeDouble());
+  return limit;
+}
+
+absl::Status ParseScheduling(const Field& f, ClusterSpec& c) {
+  RETURN_IF_ERROR(
+      f.ExpectMap({"cyclePeriod", "protectedFractionOfFairShare", "enableFairSharePreemption",
+                   "resourceMultipliers", "indexedResources", "indexedNodeLabels",
+                   "maxFractionToSchedule", "maxFractionToSchedulePerQueue", "maxNewJobsPerCycle",
+                   "rateLimit", "queueRateLimit", "gangLookahead"}));
+  PoolRoundConfig& config = c.config;
+  if (f.Has("cyclePeriod")) {
+    ASSIGN_OR_RETURN(c.cycle_period, f["cyclePeriod"].Duration());
+    if (c.cycle_period <= absl::ZeroDuration()) return f["cyclePeriod"].Error("must be > 0");
+  }
+  if (f.Has("protectedFractionOfFairShare")) {
+    ASSIGN_OR_RETURN(config.protected_fraction_of_fair_share,
+                     f["protectedFractionOfFairShare"].NonNegativeDouble());
+  }
+  if (f.Has("enableFairSharePreemption")) {
+    ASSIGN_OR_RETURN(config.enable_fair_share_preemption, f["enableFairSharePreemption"].Bool());
+  }
+  ASSIGN_OR_RETURN(config.resource_multipliers, f["resourceMultipliers"].ResourceNumbers());
+  if (f.Has("indexedResources")) {
+    config.indexed_resources.clear();
+    ASSIGN_OR_RETURN(auto names, f["indexedResources"].Elements());
+    for (const Field& n : names) {
+      ASSIGN_OR_RETURN(std::string name, n.String());
+      if (!IsValidResourceName(name)) return n.Error("not a valid resource name");
+      config.indexed_resources.push_back(ResourceNames::Global().Intern(name));
+    }
+  }
+  ASSIGN_OR_RETURN(auto labels, f["indexedNodeLabels"].Elements());
+  for (const Field& l : labels) {
+    ASSIGN_OR_RETURN(std::string label, l.String());
+    config.indexed_node_labels.push_back(std::move(label));
+  }
+  ASSIGN_OR_RETURN(config.max_fraction_to_schedule, f["maxFractionToSchedule"].ResourceNumbers());
+  ASSIGN_OR_RETURN(config.max_fraction_to_schedule_per_queue,
+                   f["maxFractionToSchedulePerQueue"].ResourceNumbers());
+  if (f.Has("maxNewJobsPerCycle")) {
+    ASSIGN_OR_RETURN(int64_t max_new, f["maxNewJobsPerCycle"].IntAtLeast(0));
+    config.max_new_jobs = static_cast<int>(max_new);
+  }
+  if (f.Has("gangLookahead")) {
+    ASSIGN_OR_RETURN(int64_t lookahead, f["gangLookahead"].IntAtLeast(1));
+    config.gang_lookahead = static_cast<int>(lookahead);
+  }
+  if (f.Has("rateLimit")) {
+    ASSIGN_OR_RETURN(c.global_rate_limit, ParseRateLimit(f["rateLimit"]));
+  }
+  if (f.Has("queueRateLimit")) {
+    ASSIGN_OR_RETURN(c.queue_rate_limit, ParseRateLimit(f["queueRateLimit"]));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DurationSpec> ParseDurationSpec(const Field& f) {
+  DurationSpec d;
+  if (!f.IsMap()) {
+    // A bare duration: constant.
+    ASSIGN_OR_RETURN(d.value, f.Duration());
+    return d;
+  }
+  RETURN_IF_ERROR(f.ExpectMap({"constant", "uniform", "exponential"}));
+  if (f.Has("constant") + f.Has("uniform") + f.Has("exponential") != 1) {
+    return f.Error("needs exactly one of constant, uniform, exponential");
+  }
+  if (f.Has("constant")) {
+    ASSIGN_OR_RETURN(d.value, f["constant"].Duration());
+  } else if (f.Has("uniform")) {
+    Field u = f["uniform"];
+    RETURN_IF_ERROR(u.ExpectMap({"min", "max"}));
+    d.kind = DurationSpec::Kind::kUniform;
+    ASSIGN_OR_RETURN(d.min, u["min"].Duration());
+    ASSIGN_OR_RETURN(d.max, u["max"].Duration());
+    if (d.max < d.min) return u["max"].Error("must be >= min");
+  } else {
+    Field e = f["exponential"];
+    RETURN_IF_ERROR(e.ExpectMap({"mean"}));
+    d.kind = DurationSpec::Kind::kExponential;
+    ASSIGN_OR_RETURN(d.value, e["mean"].Duration());
+  }
+  return d;
+}
+
+absl::StatusOr<regatta::v1::Toleration> ParseToleration(const Field& f) {
+  RETURN_IF_ERROR(f.ExpectMap({"key", "operator", "value", "effect"}));
+  regatta::v1::Toleration t;
+  if (f.Has("key")) {
+    ASSIGN_OR_RETURN(*t.mutable_key(), f["key"].String());
+  }
+  if (f.Has("operator")) {
+    ASSIGN_OR_RETURN(*t.mutable_operator_(), f["operator"].String());
+    if (t.operator_() != "Equal" && t.operator_() != "Exists") {
+      return f["operator"].Error("must be Equal or Exists");
+    }
+  }
+  if (f.Has("value")) {
+    ASSIGN_OR_RETURN(*t.mutable_value(), f["value"].String());
+  }
+  if (f.Has("effect")) {
+    ASSIGN_OR_RETURN(*t.mutable_effect(), f["effect"].String());
+  }
+  return t;
+}
+
+absl::StatusOr<JobTemplateSpec> ParseJobTemplate(const Field& f, size_t i) {
+  RETURN_IF_ERROR(f.ExpectMap({"name", "queue", "count", "requests", "priorityClass", "priority",
+                               "nodeSelector", "tolerations", "gang", "submitAt", "submitInterval",
+                               "duration"}));
+  JobTemplateSpec job;
+  job.name = absl::StrCat("job", i);
+  if (f.Has("name")) {
+    ASSIGN_OR_RETURN(job.name, f["name"].String());
+  }
+  ASSIGN_OR_RETURN(job.queue, f["queue"].String());
+  if (f.Has("count")) {
+    ASSIGN_OR_RETURN(int64_t count, f["count"].IntAtLeast(0));
+    job.count = static_cast<int>(count);
+  }
+  if (!f.Has("requests")) return f["requests"].Error("is required, e.g. {cpu: 1, memory: 4Gi}");
+  ASSIGN_OR_RETURN(job.requests, f["requests"].Resources());
+  if (f.Has("priorityClass")) {
+    ASSIGN_OR_RETURN(job.priority_class, f["priorityClass"].String());
+  }
+  if (f.Has("priority")) {
+    ASSIGN_OR_RETURN(int64_t priority, f["priority"].IntAtLeast(0));
+    job.priority = static_cast<uint32_t>(priority);
+  }
+  ASSIGN_OR_RETURN(auto selector, f["nodeSelector"].StringMap());
+  for (auto& [k, v] : selector) (*job.task.mutable_node_selector())[k] = v;
+  ASSIGN_OR_RETURN(auto tolerations, f["tolerations"].Elements());
+  for (const Field& t : tolerations) {
+    ASSIGN_OR_RETURN(*job.task.add_tolerations(), ParseToleration(t));
+  }
+  if (f.Has("gang")) {
+    Field g = f["gang"];
+    RETURN_IF_ERROR(g.ExpectMap({"cardinality", "nodeUniformityLabel"}));
+    ASSIGN_OR_RETURN(int64_t cardinality, g["cardinality"].IntAtLeast(1));
+    job.gang_cardinality = static_cast<uint32_t>(cardinality);
+    if (g.Has("nodeUniformityLabel")) {
+      ASSIGN_OR_RETURN(job.gang_node_uniformity_label, g["nodeUniformityLabel"].String());
+    }
+    if (job.count % job.gang_cardinality != 0) {
+      return f["count"].Error(
+          absl::StrCat("must be a multiple of gang.cardinality (", cardinality, ")"));
+    }
+  }
+  if (f.Has("submitAt")) {
+    ASSIGN_OR_RETURN(job.submit_at, f["submitAt"].Duration());
+  }
+  if (f.Has("submitInterval")) {
+    ASSIGN_OR_RETURN(job.submit_interval, f["submitInterval"].Duration());
+  }
+  if (f.Has("duration")) {
+    ASSIGN_OR_RETURN(job.duration, ParseDurationSpec(f["duration"]));
+  }
+  return job;
+}
+
+// Parses YAML text into a root node, the parse error naming the file and line.
+absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text, absl::string_view file) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": ", e.what()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_view file) {
+  Field f(root, "", file);
+  RETURN_IF_ERROR(f.ExpectMap({"pools", "priorityClasses", "scheduling"}));
+  ClusterSpec c;
+  ASSIGN_OR_RETURN(auto pools, f["pools"].Elements());
+  if (pools.empty()) return f["pools"].Error("at least one pool is needed");
+  for (const Field& p : pools) {
+    RETURN_IF_ERROR(p.ExpectMap({"name", "nodeGroups"}));
+    PoolSpec pool;
+    ASSIGN_OR_RETURN(pool.name, p["name"].String());
+    if (pool.name.empty()) return p["name"].Error("must not be empty");
+    for (const PoolSpec& other : c.pools) {
+      if (other.name == pool.name) return p["name"].Error("duplicate pool name");
+    }
+    ASSIGN_OR_RETURN(auto groups, p["nodeGroups"].Elements());
+    for (size_t i = 0; i < groups.size(); ++i) {
+      ASSIGN_OR_RETURN(NodeGroupSpec group, ParseNodeGroup(groups[i], pool.name, i));
+      pool.node_groups.push_back(std::move(group));
+    }
+    c.pools.push_back(std::move(pool));
+  }
+  ASSIGN_OR_RETURN(auto classes, f["priorityClasses"].Elements());
+  for (const Field& pc : classes) {
+    ASSIGN_OR_RETURN(PriorityClass parsed, ParsePriorityClass(pc));
+    c.config.priority_classes.push_back(std::move(parsed));
+  }
+  if (c.config.priority_classes.empty()) {
+    // One preemptible class, so a cluster file may leave classes out.
+    c.config.priority_classes.push_back(PriorityClass{.name = "default"});
+  }
+  if (f.Has("scheduling")) RETURN_IF_ERROR(ParseScheduling(f["scheduling"], c));
+  return c;
+}
+
+absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& root, absl::string_view file) {
+  Field f(root, "", file);
+  RETURN_IF_ERROR(f.ExpectMap({"seed", "queues", "jobs"}));
+  WorkloadSpec w;
+  if (f.Has("seed")) {
+    ASSIGN_OR_RETURN(int64_t seed, f["seed"].IntAtLeast(0));
+    w.seed = static_cast<uint64_t>(seed);
+  }
+  ASSIGN_OR_RETURN(auto queues, f["queues"].Elements());
+  for (const Field& q : queues) {
+    RETURN_IF_ERROR(q.ExpectMap({"name", "weight", "priorityFactor", "cordoned"}));
+    QueueSpec queue;
+    ASSIGN_OR_RETURN(queue.name, q["name"].String());
+    if (q.Has("weight")) {
+      ASSIGN_OR_RETURN(queue.weight, q["weight"].Double());
+    }
+    if (q.Has("priorityFactor")) {
+      ASSIGN_OR_RETURN(double factor, q["priorityFactor"].Double());
+      if (!(factor > 0)) return q["priorityFactor"].Error("must be > 0");
+      queue.weight = 1.0 / factor;
+    }
+    if (!(queue.weight > 0)) return q["weight"].Error("must be > 0");
+    if (q.Has("cordoned")) {
+      ASSIGN_OR_RETURN(queue.cordoned, q["cordoned"].Bool());
+    }
+    for (const QueueSpec& other : w.queues) {
+      if (other.name == queue.name) return q["name"].Error("duplicate queue name");
+    }
+    w.queues.push_back(std::move(queue));
+  }
+  ASSIGN_OR_RETURN(auto jobs, f["jobs"].Elements());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSIGN_OR_RETURN(JobTemplateSpec job, ParseJobTemplate(jobs[i], i));
+    for (const JobTemplateSpec& other : w.jobs) {
+      if (other.name == job.name) return jobs[i]["name"].Error("duplicate job template name");
+    }
+    w.jobs.push_back(std::move(job));
+  }
+  return w;
+}
+
+absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& workload,
+                              absl::string_view file) {
+  for (size_t i = 0; i < workload.jobs.size(); ++i) {
+    const JobTemplateSpec& job = workload.jobs[i];
+    bool queue_found = false;
+    for (const QueueSpec& q : workload.queues) queue_found = queue_found || q.name == job.queue;
+    if (!queue_found) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": jobs[", i, "].queue: \"", job.queue,
+                                                     "\" is not one of the workload's queues"));
+    }
+    if (job.priority_class.empty()) continue;
+    bool class_found = false;
+    for (const PriorityClass& pc : cluster.config.priority_classes) {
+      class_found = class_found || pc.name == job.priority_class;
+    }
+    if (!class_found) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": jobs[", i, "].priorityClass: \"",
+                                                     job.priority_class,
+                                                     "\" is not one of the cluster's classes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ClusterSpec> ParseClusterYaml(absl::string_view text, absl::string_view file) {
+  ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  return ParseCluster(root, file);
+}
+
+absl::StatusOr<WorkloadSpec> ParseWorkloadYaml(absl::string_view text, absl::string_view file) {
+  ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  return ParseWorkload(root, file);
+}
+
+absl::StatusOr<ClusterSpec> LoadClusterFile(absl::string_view path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseClusterYaml(text, path);
+}
+
+absl::StatusOr<WorkloadSpec> LoadWorkloadFile(absl::string_view path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseWorkloadYaml(text, path);
+}
+
+}  // namespace regatta::scheduler::sim

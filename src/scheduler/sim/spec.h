@@ -1,0 +1,109 @@
+#ifndef REGATTA_SRC_SCHEDULER_SIM_SPEC_H_
+#define REGATTA_SRC_SCHEDULER_SIM_SPEC_H_
+
+// The simulator's inputs: a cluster (pools of node groups, priority classes, scheduling
+// configuration) and a workload (queues and job templates), read from YAML. Errors name the
+// file and the field, e.g. "workload.yaml: jobs[2].requests.cpu: ...".
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "regatta/v1/types.pb.h"
+#include "src/common/resources.h"
+#include "src/scheduler/nodedb/node.h"
+#include "src/scheduler/round/pool_round.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace regatta::scheduler::sim {
+
+struct NodeGroupSpec {
+  int count = 1;
+  std::string name_prefix;  // node ids are <prefix><n>; default "<pool>-<group index>-"
+  std::string executor_id;  // default "<pool>-executor"
+  absl::flat_hash_map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  ResourceList resources;
+  bool unschedulable = false;  // cordoned nodes
+};
+
+struct PoolSpec {
+  std::string name;
+  std::vector<NodeGroupSpec> node_groups;
+};
+
+// A token bucket in jobs: `rate` per second, holding at most `burst`. rate < 0: no limit.
+struct RateLimitSpec {
+  double rate = -1;
+  double burst = 0;
+};
+
+struct ClusterSpec {
+  std::vector<PoolSpec> pools;
+  absl::Duration cycle_period = absl::Seconds(1);
+  // Per-round algorithm configuration; the token counts are filled by the simulator from the
+  // buckets below each cycle.
+  PoolRoundConfig config;
+  RateLimitSpec global_rate_limit;
+  RateLimitSpec queue_rate_limit;  // one bucket of this shape per queue
+};
+
+struct QueueSpec {
+  std::string name;
+  double weight = 1.0;
+  bool cordoned = false;
+};
+
+// How long a job runs once leased.
+struct DurationSpec {
+  enum class Kind { kConstant, kUniform, kExponential };
+  Kind kind = Kind::kConstant;
+  absl::Duration value = absl::Minutes(1);  // constant; exponential: the mean
+  absl::Duration min, max;                  // uniform
+};
+
+struct JobTemplateSpec {
+  std::string name;
+  std::string queue;
+  int count = 1;
+  ResourceList requests;
+  std::string priority_class;     // empty: the cluster's first class
+  uint32_t priority = 0;          // lower runs first within a queue and class
+  regatta::v1::TaskSpec task;     // node selector, tolerations
+  uint32_t gang_cardinality = 0;  // 0: no gang
+  std::string gang_node_uniformity_label;
+  absl::Duration submit_at = absl::ZeroDuration();
+  // Zero: all jobs at submit_at; else one job (one gang) every interval from submit_at.
+  absl::Duration submit_interval = absl::ZeroDuration();
+  DurationSpec duration;
+};
+
+struct WorkloadSpec {
+  uint64_t seed = 1;  // for duration distributions
+  std::vector<QueueSpec> queues;
+  std::vector<JobTemplateSpec> jobs;
+};
+
+// `file` only names the source in errors.
+absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_view file);
+absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& root, absl::string_view file);
+// Parse YAML text; errors name `file`.
+absl::StatusOr<ClusterSpec> ParseClusterYaml(absl::string_view text, absl::string_view file);
+absl::StatusOr<WorkloadSpec> ParseWorkloadYaml(absl::string_view text, absl::string_view file);
+// Read and parse a file.
+absl::StatusOr<ClusterSpec> LoadClusterFile(absl::string_view path);
+absl::StatusOr<WorkloadSpec> LoadWorkloadFile(absl::string_view path);
+
+// Checks the workload against the cluster: queues exist, priority classes exist.
+absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& workload,
+                              absl::string_view file);
+
+}  // namespace regatta::scheduler::sim
+
+#endif  // REGATTA_SRC_SCHEDULER_SIM_SPEC_H_
