@@ -671,8 +671,11 @@ std::vector<RunningJob> JobDb::Txn::RunningJobs(
     if (run.pool != pool) return;
     const int index = node_index(run.node_id);
     if (index < 0) return;
-    running.push_back(
-        RunningJob{job.id, job.queue(), &job.tmpl->round, job.gang_id(), index, run.leased_time});
+    const bool leaving = job.decision == Decision::kPreempted ||
+                         job.decision == Decision::kCancelled || job.cancel_requested ||
+                         job.preempt_requested;
+    running.push_back(RunningJob{job.id, job.queue(), &job.tmpl->round, job.gang_id(), index,
+                                 run.leased_time, leaving});
   });
   return running;
 }

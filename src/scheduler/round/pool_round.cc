@@ -351,7 +351,8 @@ void PoolRound::BindRunning() {
     job.gang_id = run.gang_id;
     job.node = run.node_index;
     job.key = KeyFor(run.tmpl);
-    job.level = classes_[keys_[job.key].cls].bind_level;
+    // A job already on its way out holds its room until its run ends but is no victim again.
+    job.level = run.leaving ? NodeDb::kUnpreemptibleLevel : classes_[keys_[job.key].cls].bind_level;
     job.leased = run.leased_time;
     db_.Bind(job.node, shapes_[keys_[job.key].shape].dense.data(), job.level);
     AddToNode(job.node, id);

@@ -136,6 +136,9 @@ struct RunningJob {
   int node_index = -1;  // into PoolRoundInput::nodes
   // When the run was leased: among equal classes, younger runs are preempted first.
   absl::Time leased_time;
+  // Already cancelled or preempted: it holds its room until its run ends, and is never
+  // evicted or preempted again.
+  bool leaving = false;
 };
 
 struct QueueInput {

@@ -96,8 +96,8 @@ class Pool {
     for (int i = 0; i < count; ++i) Queue(queue, queue + "-" + std::to_string(i), tmpl);
   }
 
-  void Run(const std::string& queue, const std::string& id, const JobTemplate* tmpl, int node,
-           int leased_seconds, const std::string& gang = "") {
+  RunningJob& Run(const std::string& queue, const std::string& id, const JobTemplate* tmpl,
+                  int node, int leased_seconds, const std::string& gang = "") {
     RunningJob& job = running_.emplace_back();
     job.id = Keep(id);
     job.queue = Keep(queue);
@@ -105,6 +105,7 @@ class Pool {
     job.gang_id = Keep(gang);
     job.node_index = node;
     job.leased_time = absl::FromUnixSeconds(leased_seconds);
+    return job;
   }
 
   PoolRoundInput Build() {
@@ -283,6 +284,26 @@ TEST(SchedulePoolTest, UrgencyPreemptsLowestClassThenYoungestAndOnlyAsManyAsNeed
             "urgency: job urgent of queue ml (class high, priority 1000) needed 2 cpu on n0; this "
             "job's class low has 100");
   EXPECT_EQ(ReportOf(r, "batch").preempted, 2);
+}
+
+TEST(SchedulePoolTest, JobsAlreadyLeavingHoldTheirRoomAndAreNeverVictimsAgain) {
+  Pool pool;
+  const int n0 = pool.AddNode("n0", Cpu("2"));
+  pool.AddQueue("over");
+  pool.AddQueue("under");
+  const JobTemplate* low1 = pool.Template(Cpu("1"), kLow);
+  // Queue "over" holds the whole node with preemptible jobs that a previous cycle already
+  // preempted (their runs have not ended yet).
+  pool.Run("over", "leaving-1", low1, n0, 1).leaving = true;
+  pool.Run("over", "leaving-2", low1, n0, 2).leaving = true;
+  pool.Queue("under", "urgent", pool.Template(Cpu("1"), kHigh));
+  pool.Queue("under", "fair", low1);
+  PoolRoundResult r = pool.Schedule();
+  // Neither fair share nor urgency preempts them twice, and their room is not given away.
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_TRUE(r.leases.empty());
+  ASSERT_NE(UnschedulableOf(r, "urgent"), nullptr);
+  EXPECT_EQ(UnschedulableOf(r, "urgent")->code, UnschedulableCode::kNoRoom);
 }
 
 TEST(SchedulePoolTest, UrgencyNeverPreemptsNonPreemptibleOrEqualClasses) {
