@@ -162,8 +162,11 @@ void JobDb::ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const {
 }
 
 ResourceList JobDb::QueuedDemand(absl::string_view queue) const {
-  auto it = queues_.find(strings_.Find(queue));
-  return it == queues_.end() ? ResourceList() : it->second.demand;
+  // By name, not through the string pool: readers may call this while the writer interns.
+  for (const auto& [name, index] : queues_) {
+    if (*name == queue) return index.demand;
+  }
+  return ResourceList();
 }
 
 size_t JobDb::template_count() const {
@@ -259,8 +262,7 @@ void JobDb::Unindex(JobRecord* job) {
   }
 }
 
-// ---- Txn: changes
-// ---------------------------------------------------------------------------------
+// ---- Txn: changes -------------------------------------------------------------------------------
 
 JobDb::Txn::Txn(JobDb* db, bool bulk_load) : db_(db), bulk_(bulk_load) {
   if (db_->writing_ || (bulk_ && !db_->jobs_.empty())) {
@@ -524,8 +526,7 @@ void JobDb::Txn::Compact(int64_t views_offset) {
   }
 }
 
-// ---- Txn: reads
-// -----------------------------------------------------------------------------------
+// ---- Txn: reads ---------------------------------------------------------------------------------
 
 const JobRecord* JobDb::Txn::FindJob(absl::string_view job_id) const {
   if (auto it = overlay_.find(job_id); it != overlay_.end()) {
@@ -593,8 +594,10 @@ std::vector<const JobRecord*> JobDb::Txn::Queued(absl::string_view queue) const 
 }
 
 ResourceList JobDb::Txn::QueuedDemand(absl::string_view queue) const {
-  if (auto it = demand_.find(QueueKey(queue)); it != demand_.end()) return it->second;
-  return db_->QueuedDemand(queue);
+  const std::string* key = QueueKey(queue);
+  if (auto it = demand_.find(key); it != demand_.end()) return it->second;
+  auto it = db_->queues_.find(key);
+  return it == db_->queues_.end() ? ResourceList() : it->second.demand;
 }
 
 JobDb::Txn::QueuedCursor::QueuedCursor(const Txn* txn, const QueuedSet* committed,
