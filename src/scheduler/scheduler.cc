@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -9,8 +10,6 @@
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
-#include <set>
-
 #include "src/scheduler/round/pool_round.h"
 
 namespace regatta::scheduler {
@@ -90,6 +89,13 @@ regatta::v1::Error MakeError(regatta::v1::ErrorReason reason, std::string messag
   e.set_category(std::move(category));
   e.set_terminal(terminal);
   return e;
+}
+
+// Whether the decision pass may act on the job: a queued job is the scheduling pass's, unless
+// its cancellation was requested.
+bool MayNeedDecision(const JobRecord& job) {
+  return !job.terminal() && (job.cancel_requested || job.preempt_requested ||
+                             job.state != regatta::v1::JOB_STATE_QUEUED);
 }
 
 const char* CodeName(UnschedulableCode code) {
@@ -175,6 +181,9 @@ absl::Status Scheduler::Initialize() {
   sequences.push_back(std::move(marker));
   ASSIGN_OR_RETURN(std::vector<int64_t> offsets, log_->Append(std::move(sequences)));
   RETURN_IF_ERROR(wait_for_views_(offsets.front(), absl::InfiniteFuture()));
+  // A new term loads everything again: what an earlier term held may have ended meanwhile.
+  job_db_.Reset();
+  revisit_.clear();
   views_offset_ = 0;
   absl::flat_hash_set<std::string> touched;
   RETURN_IF_ERROR(Sync(touched));
@@ -309,30 +318,47 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
     info.weight = factor > 0 ? 1.0 / factor : 1.0;
     info.cordoned = row.queue.cordoned();
   }
-  // Specs of jobs new to the JobDb, in one read.
-  std::vector<std::string> missing;
+  // The views' rows are facts: committed whatever the cycle decides later. The first load fills
+  // the empty JobDb in bulk.
+  std::unique_ptr<JobDb::Txn> txn = job_db_.Begin(/*bulk_load=*/job_db_.size() == 0);
+  txn->Reserve(delta.jobs.size());
+  auto note = [&](const JobRecord* job) {
+    if (job != nullptr && MayNeedDecision(*job)) touched.insert(job->id);
+  };
+  // A new job's template comes from the store's templates, made once per template id; jobs
+  // stored before templates existed read their full specs, in chunks.
+  absl::flat_hash_map<int64_t, std::shared_ptr<const JobSpecTemplate>> templates;
+  std::vector<const store::SchedulerJobRow*> need_spec;
   for (const store::SchedulerJobRow& row : delta.jobs) {
-    if (job_db_.FindJob(row.job_id) == nullptr && !store::IsTerminal(row.state)) {
-      missing.push_back(row.job_id);
-    }
+    auto template_if_new = [&]() -> std::shared_ptr<const JobSpecTemplate> {
+      if (store::IsTerminal(row.state)) return nullptr;
+      auto spec = delta.templates.find(row.template_id);
+      if (spec == delta.templates.end()) {
+        need_spec.push_back(&row);
+        return nullptr;
+      }
+      std::shared_ptr<const JobSpecTemplate>& made = templates[row.template_id];
+      if (made == nullptr) made = job_db_.Template(spec->second, row.priority_class);
+      return made;
+    };
+    note(txn->ApplyJobRow(row, delta.offset, template_if_new));
   }
-  std::vector<regatta::v1::Job> loaded;
-  if (!missing.empty()) {
-    ASSIGN_OR_RETURN(loaded, store_->GetJobSpecs(missing));
-  }
-  absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> specs;
-  specs.reserve(loaded.size());
-  for (const regatta::v1::Job& job : loaded) specs.emplace(job.id(), &job);
-  // The views' rows are facts: committed whatever the cycle decides later.
-  std::unique_ptr<JobDb::Txn> txn = job_db_.Begin();
-  for (const store::SchedulerJobRow& row : delta.jobs) {
-    auto it = specs.find(row.job_id);
-    if (txn->ApplyJobRow(row, delta.offset, it == specs.end() ? nullptr : it->second)) {
-      touched.insert(row.job_id);
+  constexpr size_t kSpecChunk = 10'000;
+  for (size_t start = 0; start < need_spec.size(); start += kSpecChunk) {
+    const size_t end = std::min(need_spec.size(), start + kSpecChunk);
+    std::vector<std::string> ids;
+    for (size_t i = start; i < end; ++i) ids.push_back(need_spec[i]->job_id);
+    ASSIGN_OR_RETURN(std::vector<regatta::v1::Job> specs, store_->GetJobSpecs(ids));
+    absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> by_id;
+    for (const regatta::v1::Job& spec : specs) by_id.emplace(spec.id(), &spec);
+    for (size_t i = start; i < end; ++i) {
+      const store::SchedulerJobRow& row = *need_spec[i];
+      auto it = by_id.find(row.job_id);
+      if (it != by_id.end()) note(txn->ApplyJobRow(row, delta.offset, it->second));
     }
   }
   for (const store::SchedulerRunRow& row : delta.runs) {
-    if (txn->ApplyRunRow(row, delta.offset)) touched.insert(row.job_id);
+    if (txn->ApplyRunRow(row, delta.offset)) note(txn->FindJob(row.job_id));
   }
   txn->Commit();
   views_offset_ = delta.offset;

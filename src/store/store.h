@@ -151,6 +151,10 @@ struct SchedulerJobRow {
   std::string preempt_reason;
   std::string latest_run_id;
   int64_t last_offset = 0;
+  // The job's scheduling spec in SchedulerDelta::templates; 0: not known (jobs stored before
+  // templates were): read the job's spec (GetJobSpecs).
+  int64_t template_id = 0;
+  std::string gang_id;
 };
 
 struct SchedulerRunRow {
@@ -174,10 +178,21 @@ struct SchedulerQueueRow {
 struct SchedulerDelta {
   // The views include the log up to this offset; pass it as `after_offset` next time.
   int64_t offset = 0;
-  std::vector<SchedulerJobRow> jobs;  // each in last_offset order
+  // Each in last_offset order, except in the initial load (no particular order).
+  std::vector<SchedulerJobRow> jobs;
   std::vector<SchedulerRunRow> runs;
   std::vector<SchedulerQueueRow> queues;
+  // Template id -> SchedulingSpec, for every non-zero template_id of `jobs`.
+  absl::flat_hash_map<int64_t, regatta::v1::Job> templates;
 };
+
+// The part of a submitted job that scheduling and retry decisions read: task resource
+// requests, node selector, tolerations, node affinity and active deadline; priority class;
+// gang cardinality and node uniformity label (not the gang id); retry policy. Jobs with equal
+// parts share one template.
+regatta::v1::Job SchedulingSpec(const regatta::v1::Job& job);
+// Deterministic serialization: equal messages give equal bytes (map entries sorted).
+std::string SerializeDeterministic(const google::protobuf::MessageLite& message);
 
 bool IsTerminal(regatta::v1::JobState state);
 bool IsTerminal(regatta::v1::RunState state);

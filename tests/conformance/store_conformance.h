@@ -1014,6 +1014,55 @@ TEST_P(StoreConformanceTest, SchedulerDeltaHoldsOnlyRowsChangedAfterTheOffset) {
   EXPECT_EQ((*specs)[0].task().command(0), "/bin/echo");
 }
 
+TEST_P(StoreConformanceTest, SchedulerLoadSharesOneTemplatePerSchedulingSpec) {
+  Apply({MakeQueueUpsert("q", 10)});
+  // Jobs 0-2 differ only in id (and submit order); job 3 asks for more; job 4 is in a gang.
+  InsertJobs(0, 3, {.queue = "q"});
+  regatta::v1::Job bigger = MakeTestJob({.index = 3, .queue = "q"});
+  (*bigger.mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "64";
+  regatta::v1::Job member = MakeTestJob({.index = 4, .queue = "q"});
+  member.mutable_gang()->set_id("g1");
+  member.mutable_gang()->set_cardinality(2);
+  Apply({JobInsert{bigger}, JobInsert{member}});
+
+  absl::StatusOr<SchedulerDelta> delta = store_->LoadSchedulerDelta("query", 0);
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  absl::flat_hash_map<std::string, SchedulerJobRow> jobs;
+  for (const auto& j : delta->jobs) jobs[j.job_id] = j;
+  ASSERT_EQ(jobs.size(), 5u);
+  const int64_t shared = jobs[TestJobId(0)].template_id;
+  EXPECT_NE(shared, 0);
+  EXPECT_EQ(jobs[TestJobId(1)].template_id, shared);
+  EXPECT_EQ(jobs[TestJobId(2)].template_id, shared);
+  EXPECT_NE(jobs[TestJobId(3)].template_id, shared);
+  EXPECT_NE(jobs[TestJobId(4)].template_id, shared);
+  EXPECT_EQ(jobs[TestJobId(4)].gang_id, "g1");
+  EXPECT_TRUE(jobs[TestJobId(0)].gang_id.empty());
+  EXPECT_EQ(delta->templates.size(), 3u);
+
+  // A template is the job's scheduling spec, whatever job it came from.
+  ASSERT_TRUE(delta->templates.contains(shared));
+  const regatta::v1::Job& tmpl = delta->templates.at(shared);
+  regatta::v1::Job job0 = MakeTestJob({.index = 0, .queue = "q"});
+  EXPECT_EQ(SerializeDeterministic(tmpl), SerializeDeterministic(SchedulingSpec(job0)));
+  EXPECT_TRUE(tmpl.id().empty());
+  EXPECT_TRUE(tmpl.task().command().empty());
+  EXPECT_EQ(tmpl.task().resources().requests().at("cpu"),
+            job0.task().resources().requests().at("cpu"));
+  EXPECT_EQ(
+      delta->templates.at(jobs[TestJobId(3)].template_id).task().resources().requests().at("cpu"),
+      "64");
+  EXPECT_EQ(delta->templates.at(jobs[TestJobId(4)].template_id).gang().cardinality(), 2u);
+
+  // Later deltas name the same templates.
+  InsertJobs(5, 6, {.queue = "q"});
+  absl::StatusOr<SchedulerDelta> later = store_->LoadSchedulerDelta("query", delta->offset);
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_EQ(later->jobs.size(), 1u);
+  EXPECT_EQ(later->jobs[0].template_id, shared);
+  EXPECT_TRUE(later->templates.contains(shared));
+}
+
 }  // namespace regatta::store::testing
 
 #endif  // REGATTA_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "sqlite3.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
@@ -26,6 +27,32 @@ namespace {
 
 using regatta::v1::Event;
 using regatta::v1::EventSequence;
+
+// The log, with appends refused on demand (a full disk, a lost leadership).
+class RefusingLog final : public eventlog::EventLog {
+ public:
+  explicit RefusingLog(eventlog::EventLog* log) : log_(log) {}
+  absl::StatusOr<std::vector<int64_t>> Append(std::vector<EventSequence> sequences) override {
+    if (refuse) return absl::UnavailableError("append refused by the test");
+    return log_->Append(std::move(sequences));
+  }
+  absl::StatusOr<std::vector<eventlog::LogRecord>> Read(int64_t after, int max) override {
+    return log_->Read(after, max);
+  }
+  absl::StatusOr<std::vector<eventlog::LogRecord>> ReadJobSet(absl::string_view queue,
+                                                              absl::string_view job_set,
+                                                              int64_t after, int max) override {
+    return log_->ReadJobSet(queue, job_set, after, max);
+  }
+  int64_t LastOffset() override { return log_->LastOffset(); }
+  int64_t WaitForAppend(int64_t after, absl::Time deadline) override {
+    return log_->WaitForAppend(after, deadline);
+  }
+  bool refuse = false;
+
+ private:
+  eventlog::EventLog* log_;
+};
 
 class SchedulerIntegrationTest : public ::testing::Test {
  protected:
@@ -48,11 +75,11 @@ class SchedulerIntegrationTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void StartScheduler(SchedulerOptions options = {}) {
+  void StartScheduler(SchedulerOptions options = {}, eventlog::EventLog* log = nullptr) {
     options.priority_classes = {{"default", 1000}};
     options.executor_timeout = absl::Seconds(30);
     scheduler_ = std::make_unique<Scheduler>(
-        log_.get(), store_.get(),
+        log != nullptr ? log : log_.get(), store_.get(),
         [this](int64_t offset, absl::Time deadline) {
           return ingester_->WaitForOffset(offset, deadline);
         },
@@ -255,6 +282,52 @@ TEST_F(SchedulerIntegrationTest, NoExecutorMeansNoLeasesAndSucceededRunsEndTheir
   for (const auto& j : *jobs) ++states[j.state];
   EXPECT_EQ(states[regatta::v1::JOB_STATE_SUCCEEDED], 2);
   EXPECT_EQ(states[regatta::v1::JOB_STATE_LEASED], 1);
+}
+
+TEST_F(SchedulerIntegrationTest, RefusedPublishLeavesTheJobDbAsItWas) {
+  CreateQueue("q", 1.0);
+  SubmitJobs("q", 2);
+  Ingested();
+  RefusingLog log(log_.get());
+  StartScheduler({}, &log);
+  ReportNode("exec", "node", "2");
+  const int64_t version = scheduler_->job_db().Version();
+  log.refuse = true;
+  EXPECT_FALSE(scheduler_->RunCycle().ok());
+  // The leases were never durable: the JobDb shows none of them.
+  EXPECT_EQ(scheduler_->job_db().Version(), version);
+  EXPECT_THAT(scheduler_->job_db().ActiveRunsOf("exec"), ::testing::IsEmpty());
+  int queued = 0;
+  scheduler_->job_db().ForEachJob([&](const JobRecord& job) {
+    EXPECT_THAT(job.runs, ::testing::IsEmpty());
+    queued += job.state == regatta::v1::JOB_STATE_QUEUED ? 1 : 0;
+  });
+  EXPECT_EQ(queued, 2);
+  // Once the log takes appends again, the next cycle leases both.
+  log.refuse = false;
+  EXPECT_EQ(Cycle().size(), 2u);
+  EXPECT_EQ(scheduler_->job_db().ActiveRunsOf("exec").size(), 2u);
+}
+
+TEST_F(SchedulerIntegrationTest, JobsStoredBeforeTemplatesLoadFromTheirSpecs) {
+  CreateQueue("q", 1.0);
+  SubmitJobs("q", 2, "2");
+  Ingested();
+  // As after the upgrade to templates: the views' rows name none.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "views.db").string().c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE jobs SET template_id = 0", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  StartScheduler();
+  EXPECT_EQ(scheduler_->job_db().size(), 2u);
+  scheduler_->job_db().ForEachJob([](const JobRecord& job) {
+    EXPECT_EQ(job.requests().Get(ResourceNames::kCpu), Quantity::FromUnits(2));
+  });
+  EXPECT_EQ(scheduler_->job_db().template_count(), 1u);
+  ReportNode("exec", "node", "4");
+  EXPECT_EQ(Cycle().size(), 2u);
 }
 
 TEST_F(SchedulerIntegrationTest, LostExecutorRunsExpireAndRequeueUntilRetriesRunOut) {

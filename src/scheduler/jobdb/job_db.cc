@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "src/common/logging.h"
 
 namespace regatta::scheduler {
@@ -33,25 +31,6 @@ ResourceList RequestsOf(const regatta::v1::Job& job) {
     return ResourceList();
   }
   return *std::move(list);
-}
-
-// The part of a submitted job that scheduling and retry decisions read.
-regatta::v1::Job SchedulingPart(const regatta::v1::Job& job, absl::string_view priority_class) {
-  regatta::v1::Job out;
-  const regatta::v1::TaskSpec& task = job.task();
-  regatta::v1::TaskSpec* t = out.mutable_task();
-  *t->mutable_resources()->mutable_requests() = task.resources().requests();
-  *t->mutable_node_selector() = task.node_selector();
-  *t->mutable_tolerations() = task.tolerations();
-  if (task.has_node_affinity()) *t->mutable_node_affinity() = task.node_affinity();
-  if (task.has_active_deadline()) *t->mutable_active_deadline() = task.active_deadline();
-  out.set_priority_class(std::string(priority_class));
-  if (job.gang().cardinality() > 1 || !job.gang().node_uniformity_label().empty()) {
-    out.mutable_gang()->set_cardinality(job.gang().cardinality());
-    out.mutable_gang()->set_node_uniformity_label(job.gang().node_uniformity_label());
-  }
-  if (job.has_retry_policy()) *out.mutable_retry_policy() = job.retry_policy();
-  return out;
 }
 
 QueuedEntry EntryOf(const JobRecord& job) {
@@ -142,7 +121,9 @@ JobDb::JobDb(PriorityClassLookup priority_of) : priority_of_(std::move(priority_
 
 JobDb::~JobDb() = default;
 
-std::unique_ptr<JobDb::Txn> JobDb::Begin() { return std::make_unique<Txn>(this); }
+std::unique_ptr<JobDb::Txn> JobDb::Begin(bool bulk_load) {
+  return std::make_unique<Txn>(this, bulk_load);
+}
 
 void JobDb::Reset() {
   absl::MutexLock lock(&mu_);
@@ -193,8 +174,11 @@ void JobDb::ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const {
 }
 
 ResourceList JobDb::QueuedDemand(absl::string_view queue) const {
-  auto it = queues_.find(strings_.Find(queue));
-  return it == queues_.end() ? ResourceList() : it->second.demand;
+  // By name, not through the string pool: readers may call this while the writer interns.
+  for (const auto& [name, index] : queues_) {
+    if (*name == queue) return index.demand;
+  }
+  return ResourceList();
 }
 
 size_t JobDb::template_count() const {
@@ -221,16 +205,11 @@ int JobDb::PriorityClassIndex(absl::string_view name) {
   return it->second;
 }
 
-std::shared_ptr<const JobSpecTemplate> JobDb::TemplateFor(const regatta::v1::Job& spec,
-                                                          absl::string_view priority_class) {
-  regatta::v1::Job part = SchedulingPart(spec, priority_class);
-  std::string key;
-  {
-    google::protobuf::io::StringOutputStream stream(&key);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    out.SetSerializationDeterministic(true);
-    part.SerializeToCodedStream(&out);
-  }
+std::shared_ptr<const JobSpecTemplate> JobDb::Template(const regatta::v1::Job& spec,
+                                                       absl::string_view priority_class) {
+  regatta::v1::Job part = store::SchedulingSpec(spec);
+  part.set_priority_class(std::string(priority_class));
+  const std::string key = store::SerializeDeterministic(part);
   std::weak_ptr<const JobSpecTemplate>& slot = templates_[key];
   if (std::shared_ptr<const JobSpecTemplate> shared = slot.lock()) return shared;
   auto tmpl = std::make_shared<JobSpecTemplate>();
@@ -295,15 +274,15 @@ void JobDb::Unindex(JobRecord* job) {
   }
 }
 
-// ---- Txn: changes
-// ---------------------------------------------------------------------------------
+// ---- Txn: changes -------------------------------------------------------------------------------
 
-JobDb::Txn::Txn(JobDb* db) : db_(db) {
-  if (db_->writing_) {
-    LOG_ERROR("a second JobDb write transaction was begun while one is open");
+JobDb::Txn::Txn(JobDb* db, bool bulk_load) : db_(db), bulk_(bulk_load) {
+  if (db_->writing_ || (bulk_ && !db_->jobs_.empty())) {
+    LOG_ERROR("JobDb write transaction misused: a second one open, or a bulk load not on empty");
     std::abort();
   }
   db_->writing_ = true;
+  if (bulk_) db_->mu_.Lock();
 }
 
 JobDb::Txn::~Txn() {
@@ -313,10 +292,21 @@ JobDb::Txn::~Txn() {
 void JobDb::Txn::Finish() {
   done_ = true;
   db_->writing_ = false;
+  if (bulk_) db_->mu_.Unlock();
 }
 
 void JobDb::Txn::Abort() {
   if (done_) return;
+  if (bulk_) {
+    // The JobDb was empty: empty again. Templates go with the records.
+    db_->queues_.clear();
+    db_->job_of_run_.clear();
+    db_->active_by_executor_.clear();
+    db_->gangs_.clear();
+    db_->holding_.clear();
+    db_->terminal_.clear();
+    db_->jobs_.clear();
+  }
   overlay_.clear();
   queued_.clear();
   demand_.clear();
@@ -327,7 +317,9 @@ void JobDb::Txn::Abort() {
 
 void JobDb::Txn::Commit() {
   if (done_) return;
-  if (!overlay_.empty()) {
+  if (bulk_) {
+    ++db_->version_;
+  } else if (!overlay_.empty()) {
     absl::MutexLock lock(&db_->mu_);
     for (auto it = overlay_.begin(); it != overlay_.end();) {
       auto node = overlay_.extract(it++);
@@ -369,6 +361,11 @@ ResourceList& JobDb::Txn::Demand(const std::string* queue) {
 }
 
 JobRecord* JobDb::Txn::BeginChange(absl::string_view job_id) {
+  if (bulk_) {
+    JobRecord* job = db_->FindCommitted(job_id);
+    if (job != nullptr) db_->Unindex(job);
+    return job;
+  }
   if (auto it = overlay_.find(job_id); it != overlay_.end()) {
     JobRecord* job = it->get();
     if (job->deleted) return nullptr;
@@ -387,28 +384,60 @@ JobRecord* JobDb::Txn::BeginChange(absl::string_view job_id) {
 }
 
 void JobDb::Txn::EndChange(JobRecord* job) {
+  if (bulk_) {
+    if (job->deleted) {
+      db_->jobs_.erase(job->id);
+    } else {
+      db_->Index(job);
+    }
+    return;
+  }
   if (job->deleted || !job->queued()) return;
   queued_[job->queue_name].insert(EntryOf(*job));
   Demand(job->queue_name).Add(job->requests());
 }
 
-bool JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
-                             const regatta::v1::Job* spec) {
+const JobRecord* JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                                         TemplateFn template_if_new) {
+  return ApplyJobRow(row, views_offset, template_if_new, row.gang_id);
+}
+
+const JobRecord* JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                                         const regatta::v1::Job* spec) {
+  auto make_template = [&]() -> std::shared_ptr<const JobSpecTemplate> {
+    return spec == nullptr ? nullptr : db_->Template(*spec, row.priority_class);
+  };
+  return ApplyJobRow(
+      row, views_offset, make_template,
+      !row.gang_id.empty() || spec == nullptr ? absl::string_view(row.gang_id) : spec->gang().id());
+}
+
+void JobDb::Txn::Reserve(size_t jobs) {
+  if (bulk_) db_->jobs_.reserve(jobs);
+}
+
+const JobRecord* JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                                         TemplateFn template_if_new, absl::string_view gang_id) {
   JobRecord* job = BeginChange(row.job_id);
   if (job == nullptr) {
-    if (spec == nullptr) return false;
-    if (auto it = overlay_.find(row.job_id); it != overlay_.end()) overlay_.erase(it);
+    std::shared_ptr<const JobSpecTemplate> tmpl = template_if_new();
+    if (tmpl == nullptr) return nullptr;
     auto record = std::make_unique<JobRecord>();
     record->id = row.job_id;
     record->queue_name = db_->strings_.Intern(row.queue);
     record->job_set_name = db_->strings_.Intern(row.job_set);
-    record->tmpl = db_->TemplateFor(*spec, row.priority_class);
-    record->priority_class_priority = record->tmpl->priority_class_priority;
+    record->priority_class_priority = tmpl->priority_class_priority;
+    record->tmpl = std::move(tmpl);
     record->submit_time = row.submit_time;
-    if (!spec->gang().id().empty()) MutableExtras(*record).gang_id = spec->gang().id();
-    job = overlay_.insert(std::move(record)).first->get();
-    if (!job->gang_id().empty()) {
-      gangs_[GangKey(job->queue_name, job->gang_id())].push_back(job);
+    if (!gang_id.empty()) MutableExtras(*record).gang_id = std::string(gang_id);
+    if (bulk_) {
+      job = db_->jobs_.insert(std::move(record)).first->get();
+    } else {
+      if (auto it = overlay_.find(row.job_id); it != overlay_.end()) overlay_.erase(it);
+      job = overlay_.insert(std::move(record)).first->get();
+      if (!job->gang_id().empty()) {
+        gangs_[GangKey(job->queue_name, job->gang_id())].push_back(job);
+      }
     }
   }
   job->priority = row.priority;
@@ -423,7 +452,7 @@ bool JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_of
     job->decision_offset = 0;
   }
   EndChange(job);
-  return true;
+  return job;
 }
 
 bool JobDb::Txn::ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_offset) {
@@ -437,7 +466,7 @@ bool JobDb::Txn::ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_of
   if (run == nullptr) {
     job->runs.push_back(RunRecord{row.run_id, row.job_id, row.executor_id, row.node_id, row.pool,
                                   row.state, row.leased_time, row.error});
-    runs_[row.run_id] = job;
+    if (!bulk_) runs_[row.run_id] = job;
   } else if (store::IsTerminal(row.state) || !store::IsTerminal(run->state)) {
     // The views win, except that a run the scheduler has just ended (e.g. expired) does not
     // come back to life from an older row.
@@ -451,7 +480,7 @@ bool JobDb::Txn::ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_of
 void JobDb::Txn::RecordLease(absl::string_view job_id, RunRecord run, int64_t offset) {
   JobRecord* job = BeginChange(job_id);
   if (job == nullptr) return;
-  runs_[run.run_id] = job;
+  if (!bulk_) runs_[run.run_id] = job;
   job->runs.push_back(std::move(run));
   job->state = regatta::v1::JOB_STATE_LEASED;
   job->decision = Decision::kLeased;
@@ -509,8 +538,7 @@ void JobDb::Txn::Compact(int64_t views_offset) {
   }
 }
 
-// ---- Txn: reads
-// -----------------------------------------------------------------------------------
+// ---- Txn: reads ---------------------------------------------------------------------------------
 
 const JobRecord* JobDb::Txn::FindJob(absl::string_view job_id) const {
   if (auto it = overlay_.find(job_id); it != overlay_.end()) {
@@ -578,8 +606,10 @@ std::vector<const JobRecord*> JobDb::Txn::Queued(absl::string_view queue) const 
 }
 
 ResourceList JobDb::Txn::QueuedDemand(absl::string_view queue) const {
-  if (auto it = demand_.find(QueueKey(queue)); it != demand_.end()) return it->second;
-  return db_->QueuedDemand(queue);
+  const std::string* key = QueueKey(queue);
+  if (auto it = demand_.find(key); it != demand_.end()) return it->second;
+  auto it = db_->queues_.find(key);
+  return it == db_->queues_.end() ? ResourceList() : it->second.demand;
 }
 
 JobDb::Txn::QueuedCursor::QueuedCursor(const Txn* txn, const QueuedSet* committed,

@@ -178,8 +178,16 @@ class JobDb {
   ~JobDb();
 
   class Txn;
-  // The write transaction; at most one at a time, on the writer thread.
-  std::unique_ptr<Txn> Begin();
+  // The write transaction; at most one at a time, on the writer thread. `bulk_load` (only on
+  // an empty JobDb, e.g. the initial load) writes the committed records directly, holding the
+  // lock until the transaction ends: no overlay to build and copy, and an abort empties the
+  // JobDb again, which is where it started.
+  std::unique_ptr<Txn> Begin(bool bulk_load = false);
+
+  // The shared template of a spec's scheduling part (writer thread). `spec` may be the full job
+  // or its scheduling part alone (store::SchedulingSpec): both give the same template.
+  std::shared_ptr<const JobSpecTemplate> Template(const regatta::v1::Job& spec,
+                                                  absl::string_view priority_class);
   // Forgets every job (the scheduler lost leadership and reloads when it leads again). Not
   // during a transaction.
   void Reset();
@@ -218,8 +226,6 @@ class JobDb {
   // Adds / removes a committed record's entries in every index (under the exclusive lock).
   void Index(JobRecord* job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unindex(JobRecord* job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<const JobSpecTemplate> TemplateFor(const regatta::v1::Job& spec,
-                                                     absl::string_view priority_class);
   int PriorityClassIndex(absl::string_view name);
 
   PriorityClassLookup priority_of_;
@@ -249,16 +255,24 @@ class JobDb {
 // changes applied. Pointers and iterators it hands out are valid until its next change.
 class JobDb::Txn {
  public:
-  explicit Txn(JobDb* db);
+  Txn(JobDb* db, bool bulk_load);
   ~Txn();  // aborts unless committed
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
 
   // ---- Changes ----
-  // Applies a job row from the views. `spec` is needed for a job the JobDb does not hold yet
-  // (ignored otherwise). Returns false if the job was unknown and no spec was given.
-  bool ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
-                   const regatta::v1::Job* spec);
+  // Applies a job row from the views; returns the job, or null if it was unknown and
+  // `template_if_new` (called only for a job the JobDb does not hold yet) gave no template.
+  // A new job's gang id comes from the row.
+  using TemplateFn = absl::FunctionRef<std::shared_ptr<const JobSpecTemplate>()>;
+  const JobRecord* ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                               TemplateFn template_if_new);
+  // The same with the job's spec (full or scheduling part), made into a template only if the
+  // job is new; the gang id comes from the row, else from the spec.
+  const JobRecord* ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                               const regatta::v1::Job* spec);
+  // Room for this many jobs (a bulk load knows how many come).
+  void Reserve(size_t jobs);
   // Applies a run row; ignored if the run's job is unknown (returns false).
   bool ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_offset);
   // Records a lease (the job leaves its queued set at once). `offset` is the log offset of the
@@ -315,7 +329,11 @@ class JobDb::Txn {
   void EndChange(JobRecord* job);
   void Finish();
 
+  const JobRecord* ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
+                               TemplateFn template_if_new, absl::string_view gang_id);
+
   JobDb* db_;
+  const bool bulk_;
   bool done_ = false;
   JobSet overlay_;
   // Queued sets and demand of the queues the transaction touched (overlay jobs only in the

@@ -599,16 +599,17 @@ class Applier {
  private:
   static constexpr size_t kInsertChunk = 32;
   static constexpr size_t kSmallInsertChunk = 8;
-  static constexpr int kJobColumns = 13;
+  static constexpr int kJobColumns = 15;
 
   static std::string JobInsertSql(size_t rows, bool explicit_seq) {
     std::string sql = absl::StrCat(
         explicit_seq ? "INSERT" : "INSERT OR IGNORE",
         " INTO jobs (job_id, queue, job_set, owner, client_id, state, priority, priority_class, "
-        "submit_time_us, last_transition_time_us, requests, labels, last_offset",
+        "submit_time_us, last_transition_time_us, requests, labels, last_offset, template_id, "
+        "gang_id",
         explicit_seq ? ", seq" : "", ") VALUES ");
     for (size_t r = 0; r < rows; ++r) {
-      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
+      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
                       explicit_seq ? ", ?)" : ")");
     }
     return sql;
@@ -617,7 +618,7 @@ class Applier {
   // Binds one job's columns starting at parameter `first`, without copies: `job` and
   // `scratch` (which gets two more strings; reserve room first) outlive the statement's step.
   static void BindJob(Stmt& stmt, int first, int64_t offset, const regatta::v1::Job& job,
-                      std::vector<std::string>& scratch) {
+                      int64_t template_id, std::vector<std::string>& scratch) {
     const auto& resources = job.task().resources();
     regatta::v1::ResourceRequirements requests;
     // Requests equal limits; a job may give either map.
@@ -638,7 +639,29 @@ class Applier {
         .Bind(first + 9, submit_us)
         .BindBlobRef(first + 10, requests_blob)
         .BindTextRef(first + 11, labels)
-        .Bind(first + 12, offset);
+        .Bind(first + 12, offset)
+        .Bind(first + 13, template_id)
+        .BindTextRef(first + 14, job.gang().id());
+  }
+
+  // The job_templates id of the job's scheduling spec, added if new. Cached for the batch
+  // (its transaction), where a submit's jobs mostly share one.
+  absl::StatusOr<int64_t> TemplateId(const regatta::v1::Job& job) {
+    std::string key = SerializeDeterministic(SchedulingSpec(job));
+    if (auto it = template_ids_.find(key); it != template_ids_.end()) return it->second;
+    {
+      ASSIGN_OR_RETURN(Stmt insert,
+                       conn_->Prepare("INSERT OR IGNORE INTO job_templates (spec) VALUES (?1)"));
+      insert.BindBlobRef(1, key);
+      RETURN_IF_ERROR(insert.Run());
+    }
+    ASSIGN_OR_RETURN(Stmt select, conn_->Prepare("SELECT id FROM job_templates WHERE spec = ?1"));
+    select.BindBlobRef(1, key);
+    ASSIGN_OR_RETURN(bool found, select.Step());
+    if (!found) return absl::InternalError("job template vanished after its insert");
+    const int64_t id = select.Int(0);
+    template_ids_.emplace(std::move(key), id);
+    return id;
   }
 
   // False if a job id already exists (nothing of the chunk was applied).
@@ -652,13 +675,17 @@ class Applier {
       ASSIGN_OR_RETURN(bool row, max.Step());
       if (row && !max.IsNull(0)) first_seq = max.Int(0) + 1;
     }
+    std::vector<int64_t> template_ids(count);
+    for (size_t i = 0; i < count; ++i) {
+      ASSIGN_OR_RETURN(template_ids[i], TemplateId(*jobs[i].second));
+    }
     std::vector<std::string> scratch;
     scratch.reserve(2 * count);  // no reallocation: bound parameters point into it
     {
       ASSIGN_OR_RETURN(Stmt insert, conn_->Prepare(JobInsertSql(count, /*explicit_seq=*/true)));
       for (size_t i = 0; i < count; ++i) {
         int first = static_cast<int>(i) * (kJobColumns + 1) + 1;
-        BindJob(insert, first, jobs[i].first, *jobs[i].second, scratch);
+        BindJob(insert, first, jobs[i].first, *jobs[i].second, template_ids[i], scratch);
         insert.Bind(first + kJobColumns, first_seq + static_cast<int64_t>(i));
       }
       absl::StatusOr<bool> stepped = insert.Step();
@@ -683,10 +710,11 @@ class Applier {
   }
 
   absl::Status InsertOne(const std::pair<int64_t, const regatta::v1::Job*>& entry) {
+    ASSIGN_OR_RETURN(int64_t template_id, TemplateId(*entry.second));
     std::vector<std::string> scratch;  // outlives `insert`, which points into it
     scratch.reserve(2);
     ASSIGN_OR_RETURN(Stmt insert, conn_->Prepare(JobInsertSql(1, /*explicit_seq=*/false)));
-    BindJob(insert, 1, entry.first, *entry.second, scratch);
+    BindJob(insert, 1, entry.first, *entry.second, template_id, scratch);
     RETURN_IF_ERROR(insert.Run());
     if (sqlite3_changes(conn_->db()) == 0) return absl::OkStatus();  // already known
     ASSIGN_OR_RETURN(Stmt spec, conn_->Prepare("INSERT INTO job_specs (seq, spec) VALUES (?, ?)"));
@@ -855,6 +883,8 @@ class Applier {
 
   Connection* conn_;
   IngestResult* result_;
+  // Scheduling spec bytes -> job_templates id, for this batch's transaction.
+  absl::flat_hash_map<std::string, int64_t> template_ids_;
 };
 
 absl::StatusOr<std::vector<SqliteMigration>> ParseMigrations(
@@ -1279,7 +1309,8 @@ namespace {
 
 constexpr absl::string_view kSchedulerJobColumns =
     "job_id, queue, job_set, state, priority, priority_class, submit_time_us, cancel_requested, "
-    "cancel_reason, preempt_requested, preempt_reason, latest_run_id, last_offset FROM jobs";
+    "cancel_reason, preempt_requested, preempt_reason, latest_run_id, last_offset, template_id, "
+    "gang_id FROM jobs";
 constexpr absl::string_view kSchedulerRunColumns =
     "run_id, job_id, executor_id, node_id, pool, state, leased_time_us, error, last_offset "
     "FROM runs";
@@ -1302,6 +1333,8 @@ absl::StatusOr<SchedulerJobRow> ReadSchedulerJob(const Stmt& stmt) {
   row.preempt_reason = std::string(stmt.Text(10));
   row.latest_run_id = std::string(stmt.Text(11));
   row.last_offset = stmt.Int(12);
+  row.template_id = stmt.Int(13);
+  row.gang_id = std::string(stmt.Text(14));
   return row;
 }
 
@@ -1373,25 +1406,52 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
   {
     ASSIGN_OR_RETURN(
         Stmt stmt,
+        // The initial load scans the table in its order: sorting a million rows by offset
+        // would cost more than the scan, and one row per job needs no order.
         conn->Prepare(initial ? absl::StrCat("SELECT ", kSchedulerJobColumns, " WHERE state IN ",
-                                             kActiveJobStates, " ORDER BY last_offset")
+                                             kActiveJobStates)
                               : absl::StrCat("SELECT ", kSchedulerJobColumns,
                                              " WHERE last_offset > ?1 ORDER BY last_offset")));
     if (!initial) stmt.Bind(1, after_offset);
+    if (initial) {
+      // Room for every row at once (the count is an index-only scan): no regrowth of a
+      // vector of a million rows.
+      ASSIGN_OR_RETURN(Stmt count,
+                       conn->Prepare(absl::StrCat("SELECT COUNT(*) FROM jobs WHERE state IN ",
+                                                  kActiveJobStates)));
+      ASSIGN_OR_RETURN(bool counted, count.Step());
+      if (counted) delta.jobs.reserve(static_cast<size_t>(count.Int(0)));
+    }
     RETURN_IF_ERROR(ReadAll<SchedulerJobRow>(stmt, ReadSchedulerJob, delta.jobs));
   }
   {
     ASSIGN_OR_RETURN(
         Stmt stmt,
         conn->Prepare(initial
+                          // From the runs' side: a run's job is one index probe, where
+                          // `job_id IN (active jobs)` would build a set of every active job.
                           ? absl::StrCat("SELECT ", kSchedulerRunColumns, " WHERE state IN ",
                                          kActiveRunStates,
-                                         " OR job_id IN (SELECT job_id FROM jobs WHERE state IN ",
+                                         " OR EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = "
+                                         "runs.job_id AND j.state IN ",
                                          kActiveJobStates, ") ORDER BY last_offset")
                           : absl::StrCat("SELECT ", kSchedulerRunColumns,
                                          " WHERE last_offset > ?1 ORDER BY last_offset")));
     if (!initial) stmt.Bind(1, after_offset);
     RETURN_IF_ERROR(ReadAll<SchedulerRunRow>(stmt, ReadSchedulerRun, delta.runs));
+  }
+  {
+    ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("SELECT spec FROM job_templates WHERE id = ?1"));
+    for (const SchedulerJobRow& row : delta.jobs) {
+      if (row.template_id == 0 || delta.templates.contains(row.template_id)) continue;
+      stmt.Reset();
+      stmt.Bind(1, row.template_id);
+      ASSIGN_OR_RETURN(bool found, stmt.Step());
+      if (!found) continue;  // the row's job reads its full spec instead
+      regatta::v1::Job& spec = delta.templates[row.template_id];
+      RETURN_IF_ERROR(ParseBlob(stmt.Blob(0), &spec, "job_templates", "id",
+                                absl::StrCat(row.template_id), "spec"));
+    }
   }
   RETURN_IF_ERROR(txn.Commit());
   return delta;

@@ -99,7 +99,8 @@ class JobDbTest : public ::testing::Test {
   }
   bool ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset) {
     bool applied = false;
-    Write([&](JobDb::Txn& txn) { applied = txn.ApplyJobRow(row, views_offset, nullptr); });
+    Write(
+        [&](JobDb::Txn& txn) { applied = txn.ApplyJobRow(row, views_offset, nullptr) != nullptr; });
     return applied;
   }
   bool ApplyRunRow(const store::SchedulerRunRow& row, int64_t views_offset) {
@@ -605,6 +606,40 @@ TEST_F(JobDbTest, ReadersSeeTheCommittedStateWhileTheWriterWorks) {
   EXPECT_THAT(read(), ElementsAre("JOB_STATE_QUEUED", "-"));
   txn->Commit();
   EXPECT_THAT(read(), ElementsAre("JOB_STATE_LEASED", "JOB_STATE_QUEUED", "ra"));
+}
+
+TEST_F(JobDbTest, BulkLoadFillsAnEmptyJobDbAndAnAbortEmptiesItAgain) {
+  const int64_t version = db_.Version();
+  auto load = [&](JobDb::Txn& txn) {
+    ASSERT_NE(txn.ApplyJobRow(Row("a"), 1, Spec("a").get()), nullptr);
+    ASSERT_NE(txn.ApplyJobRow(Row("b", v1::JOB_STATE_RUNNING), 1, Spec("b").get()), nullptr);
+    ASSERT_TRUE(txn.ApplyRunRow(RunRow("rb", "b", v1::RUN_STATE_RUNNING, "e1"), 1));
+    EXPECT_THAT(Ids(txn.Queued("q")), ElementsAre("a"));
+    EXPECT_EQ(txn.FindJobByRun("rb"), txn.FindJob("b"));
+  };
+  {
+    std::unique_ptr<JobDb::Txn> txn = db_.Begin(/*bulk_load=*/true);
+    load(*txn);
+    txn->Abort();
+  }
+  EXPECT_EQ(db_.Version(), version);
+  EXPECT_EQ(db_.size(), 0u);
+  EXPECT_EQ(db_.FindJob("a"), nullptr);
+  EXPECT_EQ(db_.FindJobByRun("rb"), nullptr);
+  EXPECT_THAT(db_.ActiveRunsOf("e1"), IsEmpty());
+  EXPECT_THAT(Queued(), IsEmpty());
+  EXPECT_TRUE(db_.QueuedDemand("q").IsZero());
+  EXPECT_EQ(db_.template_count(), 0u);
+
+  std::unique_ptr<JobDb::Txn> txn = db_.Begin(/*bulk_load=*/true);
+  load(*txn);
+  txn->Commit();
+  EXPECT_GT(db_.Version(), version);
+  EXPECT_EQ(db_.size(), 2u);
+  EXPECT_THAT(Queued(), ElementsAre("a"));
+  EXPECT_EQ(db_.QueuedDemand("q").Get(ResourceNames::kCpu), Quantity::FromUnits(2));
+  EXPECT_THAT(db_.ActiveRunsOf("e1"), ElementsAre("rb"));
+  EXPECT_EQ(db_.FindJobByRun("rb"), db_.FindJob("b"));
 }
 
 TEST_F(JobDbTest, UncommittedReorderingMergesWithTheCommittedOrder) {

@@ -129,16 +129,17 @@ TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndRecorded) {
     ASSERT_NE(store, nullptr);
     absl::StatusOr<std::vector<int>> applied = store->AppliedMigrations();
     ASSERT_TRUE(applied.ok()) << applied.status();
-    EXPECT_THAT(*applied, ElementsAre(1, 2));
+    EXPECT_THAT(*applied, ElementsAre(1, 2, 3));
   }
   const int64_t now = absl::ToUnixMicros(clock_.Now());
   EXPECT_EQ(RawQuery("SELECT version, name, applied_at_us FROM schema_migrations"),
-            absl::StrCat("1|initial|", now, "\n2|scheduler_delta|", now, "\n"));
+            absl::StrCat("1|initial|", now, "\n2|scheduler_delta|", now, "\n3|job_templates|", now,
+                         "\n"));
   clock_.Advance(absl::Hours(1));
   // Reopening applies nothing again (CREATE TABLE would fail if it did).
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "2\n");
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "3\n");
 }
 
 TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
@@ -148,12 +149,12 @@ TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
   {
     std::unique_ptr<SqliteStore> store = Open(options);
     ASSERT_NE(store, nullptr);
-    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 90));
+    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 3, 90));
   }
   std::unique_ptr<SqliteStore> store = Open(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"),
-            "initial\nscheduler_delta\nextra\n");
+            "initial\nscheduler_delta\njob_templates\nextra\n");
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
@@ -165,9 +166,43 @@ TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("90_broken"));
   // The embedded migrations stay; nothing of migration 90 does.
-  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n");
+  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n3\n");
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), "0\n");
   ASSERT_NE(Open(), nullptr);
+}
+
+TEST_F(SqliteStoreTest, JobsStoredBeforeTemplatesLoadWithoutOne) {
+  // A job stored before migration 3 has the columns' defaults after it: no template (the
+  // scheduler reads its full spec), while other jobs have one.
+  auto insert = [](SqliteStore& store, const std::string& id, int64_t offset) {
+    IngestBatch batch;
+    batch.consumer = "query";
+    batch.to_offset = offset;
+    regatta::v1::Job job;
+    job.set_id(id);
+    job.set_queue("q");
+    job.set_job_set("s");
+    (*job.mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+    batch.mutations.push_back({offset, JobInsert{job}});
+    ASSERT_TRUE(store.ApplyIngestBatch(batch).ok());
+  };
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  insert(*store, "old-job", 1);
+  insert(*store, "new-job", 2);
+  RawExec("UPDATE jobs SET template_id = 0 WHERE job_id = 'old-job'");
+  absl::StatusOr<SchedulerDelta> delta = store->LoadSchedulerDelta("query", 0);
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  ASSERT_EQ(delta->jobs.size(), 2u);
+  for (const SchedulerJobRow& row : delta->jobs) {
+    if (row.job_id == "old-job") {
+      EXPECT_EQ(row.template_id, 0);
+    } else {
+      EXPECT_NE(row.template_id, 0);
+      EXPECT_TRUE(delta->templates.contains(row.template_id));
+    }
+  }
+  EXPECT_EQ(delta->templates.size(), 1u);
 }
 
 TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
