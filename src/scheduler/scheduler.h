@@ -57,7 +57,7 @@ using WaitForViewsFn = std::function<absl::Status(int64_t offset, absl::Time dea
 //   1. loads what changed in the views into the JobDb,
 //   2. decides the outcome of jobs whose runs ended (succeeded, failed, requeued within the
 //      retry policy), of cancel and preempt requests, and expires the runs of lost executors,
-//   3. places queued jobs on the nodes of live executors, pool by pool, fairly (ScheduleRound),
+//   3. places queued jobs on the nodes of live executors, pool by pool, fairly (SchedulePool, with preemption),
 // and publishes every decision to the log (durably) before acting on it. The executor API reads
 // the JobDb to hand out leases.
 class Scheduler {
