@@ -34,9 +34,11 @@ class UpFixture : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "scratch");
     up_ = std::make_unique<Child>();
-    ASSERT_TRUE(up_->Start({RegattaBinary(), "up", "--data-dir", (dir_ / "data").string(),
-                            "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"},
-                           (dir_ / "up.stderr").string()));
+    std::vector<std::string> argv = {
+        RegattaBinary(), "up",          "--data-dir",    (dir_ / "data").string(),
+        "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"};
+    for (const std::string& arg : ExtraUpArgs()) argv.push_back(arg);
+    ASSERT_TRUE(up_->Start(argv, (dir_ / "up.stderr").string()));
     auto grpc_line = up_->WaitForLine("gRPC: ", std::chrono::seconds(30));
     ASSERT_TRUE(grpc_line.has_value()) << up_->output() << Slurp((dir_ / "up.stderr").string());
     grpc_ = grpc_line->substr(grpc_line->find("gRPC: ") + 6);
@@ -44,6 +46,9 @@ class UpFixture : public ::testing::Test {
     ASSERT_TRUE(http_line.has_value()) << up_->output();
     http_ = http_line->substr(http_line->find("HTTP: http://") + 13);
   }
+
+  // More `regatta up` flags for a test suite (e.g. --set ...).
+  virtual std::vector<std::string> ExtraUpArgs() const { return {}; }
 
   void TearDown() override {
     up_.reset();
