@@ -545,7 +545,7 @@ void Scheduler::ReportPoolRound(const std::string& pool, const PoolRoundResult& 
   if (reports_ == nullptr) return;
   for (const Lease& lease : result.leases) reports_->ForgetJob(lease.job_id);
   for (const Unschedulable& u : result.unschedulable) {
-    reports_->SetJobReason(u.job_id, JobReason{pool, CodeName(u.code), u.reason, now});
+    reports_->SetJobReason(u.job_id, JobReason{pool, CodeName(u.code), std::string(u.reason), now});
   }
   std::vector<QueueShareReport> shares;
   for (const QueueReport& q : result.queues) {
@@ -636,7 +636,9 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
     PoolRoundResult result = SchedulePool(std::move(input));
     ReportPoolRound(pool, result, now);
     for (const Unschedulable& u : result.unschedulable) {
-      if (u.code == UnschedulableCode::kNoNodeMatches) never_fits[u.job_id][pool] = u.reason;
+      if (u.code == UnschedulableCode::kNoNodeMatches) {
+        never_fits[u.job_id][pool] = std::string(u.reason);
+      }
     }
     for (const Preemption& p : result.preemptions) {
       const JobRecord* job = txn.FindJob(p.job_id);

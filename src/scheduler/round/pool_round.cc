@@ -134,8 +134,11 @@ class PoolRound {
   void Unbind(BoundJob& job);
   void Preempt(int bound, PreemptionKind kind, int cause, std::string reason);
   // Takes back a lease of this round (its job stays queued; no event).
-  void Unplace(int bound, const std::string& reason);
-  void Unschedule(int q, const QueuedJob& job, UnschedulableCode code, const std::string& reason);
+  void Unplace(int bound, absl::string_view reason);
+  void Unschedule(int q, const QueuedJob& job, UnschedulableCode code, absl::string_view reason);
+  // Records a job the round did not place; job_id views the caller's id.
+  void AddUnschedulable(absl::string_view job_id, int q, UnschedulableCode code,
+                        absl::string_view reason);
   bool ExecutorOpen(int node, int pending) const;
   void NoteExecutorUse(int node);
   void AvoidedNodes(const QueuedJob& job, const Shape& shape, std::vector<int>* avoided);
@@ -199,6 +202,8 @@ class PoolRound {
   bool ended_ = false;
   std::vector<bool> lease_removed_;
   PoolRoundResult result_;
+  std::vector<absl::string_view> result_queue_names_;  // kept by result_
+  absl::string_view last_reason_;                      // kept by result_: most jobs repeat it
 };
 
 const std::vector<Node>& NodesOf(const PoolRoundInput& input) {
@@ -253,6 +258,8 @@ PoolRound::PoolRound(PoolRoundInput input)
     has_class_limits_ = has_class_limits_ || !c.max_fraction_per_queue.empty();
   }
   if (classes_.empty()) classes_.emplace_back();
+  result_queue_names_.reserve(input_.queues.size());
+  for (const QueueInput& q : input_.queues) result_queue_names_.push_back(result_.Keep(q.name));
   const int n = db_.num_nodes();
   node_first_job_.assign(n, -1);
   first_taker_.assign(n, -1);
@@ -749,8 +756,8 @@ int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool 
   if (level < db_.num_levels()) ++bound_at_level_[level];
   if (!job.gang_id.empty()) gangs_[{q, job.gang_id}].push_back(id);
   Lease& lease = result_.leases.emplace_back();
-  lease.job_id.assign(job.id.data(), job.id.size());
-  lease.queue = input_.queues[q].name;
+  lease.job_id = job.id;
+  lease.queue = result_queue_names_[q];
   lease.node_index = node;
   lease.preempted_others = preempted_others;
   QueueState& state = queues_[q];
@@ -854,7 +861,7 @@ void PoolRound::PreemptForUrgency(int node, int taker) {
   }
 }
 
-void PoolRound::Unplace(int id, const std::string& reason) {
+void PoolRound::Unplace(int id, absl::string_view reason) {
   BoundJob& job = bound_[id];
   Unbind(job);
   job.state = BoundState::kUnplaced;
@@ -868,21 +875,21 @@ void PoolRound::Unplace(int id, const std::string& reason) {
   if (state.tokens >= 0) ++state.tokens;
   if (int slot = executor_slot_[job.node]; slot >= 0) ++executor_left_[slot];
   --result_.queues[job.queue].leased;
-  Unschedulable& u = result_.unschedulable.emplace_back();
-  u.job_id = std::string(job.id);
-  u.queue = std::string(job.queue_name);
-  u.code = UnschedulableCode::kNoRoom;
-  u.reason = reason;
+  AddUnschedulable(job.id, job.queue, UnschedulableCode::kNoRoom, reason);
 }
 
 void PoolRound::Unschedule(int q, const QueuedJob& job, UnschedulableCode code,
-                           const std::string& reason) {
-  // Filled in place: a saturated round records hundreds of thousands of these.
-  Unschedulable& u = result_.unschedulable.emplace_back();
-  u.job_id.assign(job.id.data(), job.id.size());
-  u.queue = input_.queues[q].name;
-  u.code = code;
-  u.reason = reason;
+                           absl::string_view reason) {
+  AddUnschedulable(job.id, q, code, reason);
+}
+
+void PoolRound::AddUnschedulable(absl::string_view job_id, int q, UnschedulableCode code,
+                                 absl::string_view reason) {
+  // A saturated round records hundreds of thousands of these, mostly with the reason of the
+  // previous one: compare before hashing it into the result's texts.
+  if (reason != last_reason_) last_reason_ = result_.Keep(reason);
+  result_.unschedulable.push_back(Unschedulable{
+      .job_id = job_id, .queue = result_queue_names_[q], .code = code, .reason = last_reason_});
 }
 
 std::string PoolRound::NoRoomReason(const Shape& shape, const JobTemplate& tmpl,
@@ -1167,6 +1174,13 @@ void PoolRound::PreemptGangs() {
 }
 
 }  // namespace
+
+absl::string_view PoolRoundResult::Keep(absl::string_view text) {
+  if (auto it = text_index_.find(text); it != text_index_.end()) return *it;
+  const absl::string_view kept = texts_.emplace_back(text);
+  text_index_.insert(kept);
+  return kept;
+}
 
 PoolRoundResult SchedulePool(PoolRoundInput input) { return PoolRound(std::move(input)).Run(); }
 

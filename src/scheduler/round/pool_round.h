@@ -28,11 +28,13 @@
 // Deterministic: the same input gives the same result (ties by queue name, then node index).
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "regatta/v1/types.pb.h"
@@ -170,9 +172,16 @@ struct PoolRoundInput {
 // Result
 // ---------------------------------------------------------------------------------------------
 
+// Result records are views, so that a round of a million jobs does not copy a million ids and
+// reason texts into fresh memory (page faults dominate on some VMs). Lifetimes:
+//   - job_id views the caller's QueuedJob::id / RunningJob::id: keep that storage alive (and
+//     unchanged) as long as the result is read;
+//   - queue and reason view text owned by the PoolRoundResult itself (PoolRoundResult::Keep),
+//     valid as long as the result; moving the result keeps them valid, copying is not allowed.
+// Copy what you keep beyond the result.
 struct Lease {
-  std::string job_id;
-  std::string queue;
+  absl::string_view job_id;
+  absl::string_view queue;
   int node_index = -1;
   // Urgency preemption: it displaced running jobs of lower classes (listed in preemptions).
   bool preempted_others = false;
@@ -214,13 +223,14 @@ enum class UnschedulableCode {
 };
 
 struct Unschedulable {
-  std::string job_id;
-  std::string queue;
+  absl::string_view job_id;
+  absl::string_view queue;
   UnschedulableCode code = UnschedulableCode::kNoRoom;
   // e.g. "0 of 12 node types match: node selector gpu=a100 does not match (12)";
   // "no node has room: needs 4 cpu, most free is 2 (node-3)"; "queue a holds 0.50 of cpu in
-  // class low, its limit"; "gang g1 incomplete: 2 of 4 members queued".
-  std::string reason;
+  // class low, its limit"; "gang g1 incomplete: 2 of 4 members queued". Equal texts of one
+  // round are one string.
+  absl::string_view reason;
 };
 
 // One per input queue, in input order. Shares are dominant shares of the pool (0..1), not
@@ -250,16 +260,31 @@ struct PoolRoundStats {
   absl::Duration elapsed;
 };
 
-struct PoolRoundResult {
+class PoolRoundResult {
+ public:
+  PoolRoundResult() = default;
+  // Views into texts_ would dangle in a copy; a move keeps the strings where they are.
+  PoolRoundResult(const PoolRoundResult&) = delete;
+  PoolRoundResult& operator=(const PoolRoundResult&) = delete;
+  PoolRoundResult(PoolRoundResult&&) = default;
+  PoolRoundResult& operator=(PoolRoundResult&&) = default;
+
+  // Stores `text` once per distinct value for the result's lifetime and returns a view of the
+  // stored copy (for Lease::queue, Unschedulable::queue and ::reason).
+  absl::string_view Keep(absl::string_view text);
+
   std::vector<Lease> leases;
   std::vector<Preemption> preemptions;
-  // Jobs the round looked at and did not place. Jobs of one shape that fail the same way in
-  // one round may share the first one's reason text.
+  // Jobs the round looked at and did not place.
   std::vector<Unschedulable> unschedulable;
   std::vector<QueueReport> queues;
   PoolRoundStats stats;
   // True if a limit (time budget, max new jobs, round fraction) ended the round early.
   bool limited = false;
+
+ private:
+  std::deque<std::string> texts_;  // a deque: stored strings never move
+  absl::flat_hash_set<absl::string_view> text_index_;
 };
 
 PoolRoundResult SchedulePool(PoolRoundInput input);

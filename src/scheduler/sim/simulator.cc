@@ -443,17 +443,17 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
   const Unschedulable* entry_latest = nullptr;
   for (const Unschedulable& u : result.unschedulable) {
     if (entry == nullptr || u.code != entry_latest->code || u.queue != entry_latest->queue) {
-      if (entry != nullptr) entry->second = entry_latest->reason;
-      entry = &unschedulable_[{pool, u.queue, u.code}];
+      if (entry != nullptr) entry->second = std::string(entry_latest->reason);
+      entry = &unschedulable_[{pool, std::string(u.queue), u.code}];
     }
     ++entry->first;
     entry_latest = &u;
     auto it = job_by_id_.find(u.job_id);
     if (it != job_by_id_.end() && jobs_[it->second].state == SimJobState::kQueued) {
-      jobs_[it->second].reason = u.reason;
+      jobs_[it->second].reason.assign(u.reason.data(), u.reason.size());
     }
   }
-  if (entry != nullptr) entry->second = entry_latest->reason;
+  if (entry != nullptr) entry->second = std::string(entry_latest->reason);
   for (size_t q = 0; q < result.queues.size() && q < workload_.queues.size(); ++q) {
     last_fair_share_[pool][q] = result.queues[q].fair_share;
     last_adjusted_share_[pool][q] = result.queues[q].adjusted_fair_share;

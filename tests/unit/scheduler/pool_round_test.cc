@@ -679,8 +679,8 @@ TEST(SchedulePoolTest, AvoidedNodesAreAvoidedWhileAnotherCouldHoldTheJob) {
 }
 
 TEST(SchedulePoolTest, SameInputSameResult) {
-  auto run = [] {
-    Pool pool;
+  // Each result's job ids view its pool's: both pools outlive the comparison.
+  auto run = [](Pool& pool) {
     pool.AddNodes(8, Res({{"cpu", "4"}, {"memory", "8Gi"}}));
     pool.AddQueue("x");
     pool.AddQueue("y", 2.0);
@@ -692,8 +692,10 @@ TEST(SchedulePoolTest, SameInputSameResult) {
     pool.QueueMany("z", 6, big);
     return pool.Schedule();
   };
-  PoolRoundResult a = run();
-  PoolRoundResult b = run();
+  Pool pool_a;
+  Pool pool_b;
+  PoolRoundResult a = run(pool_a);
+  PoolRoundResult b = run(pool_b);
   ASSERT_EQ(a.leases.size(), b.leases.size());
   for (size_t i = 0; i < a.leases.size(); ++i) {
     EXPECT_EQ(a.leases[i].job_id, b.leases[i].job_id);
@@ -793,11 +795,12 @@ TEST(SchedulePoolTest, RandomPoolsNeverOvercommitAndKeepGangsWhole) {
     std::set<std::string> leased;
     std::map<std::string, int> gang_leased;
     for (const Lease& l : r.leases) {
-      ASSERT_TRUE(queued.contains(l.job_id)) << l.job_id;
-      EXPECT_TRUE(leased.insert(l.job_id).second) << "leased twice: " << l.job_id;
-      held[l.node_index][0] += queued[l.job_id]->requests.Get(ResourceNames::kCpu).milli();
-      held[l.node_index][1] += queued[l.job_id]->requests.Get(ResourceNames::kMemory).milli();
-      if (gang_of.contains(l.job_id)) ++gang_leased[gang_of[l.job_id]];
+      const std::string id(l.job_id);
+      ASSERT_TRUE(queued.contains(id)) << id;
+      EXPECT_TRUE(leased.insert(id).second) << "leased twice: " << id;
+      held[l.node_index][0] += queued[id]->requests.Get(ResourceNames::kCpu).milli();
+      held[l.node_index][1] += queued[id]->requests.Get(ResourceNames::kMemory).milli();
+      if (gang_of.contains(id)) ++gang_leased[gang_of[id]];
     }
     int on_e0 = 0;
     for (const Lease& l : r.leases) on_e0 += pool.node(l.node_index).executor_id == "e0" ? 1 : 0;
@@ -817,7 +820,7 @@ TEST(SchedulePoolTest, RandomPoolsNeverOvercommitAndKeepGangsWhole) {
       EXPECT_EQ(count, members) << gang;
     }
     for (const Unschedulable& u : r.unschedulable) {
-      EXPECT_FALSE(leased.contains(u.job_id)) << u.job_id;
+      EXPECT_FALSE(leased.contains(std::string(u.job_id))) << u.job_id;
       EXPECT_FALSE(u.reason.empty());
     }
     // Same input, same result.

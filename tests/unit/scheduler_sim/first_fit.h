@@ -44,7 +44,7 @@ inline PoolRoundResult FirstFit(PoolRoundInput input, std::vector<RoundSeen>* se
       for (size_t n = 0; n < free.size(); ++n) {
         if (job->tmpl->requests.FitsIn(free[n])) {
           free[n].Subtract(job->tmpl->requests);
-          result.leases.push_back(Lease{std::string(job->id), q.name, static_cast<int>(n)});
+          result.leases.push_back(Lease{job->id, result.Keep(q.name), static_cast<int>(n)});
           if (global > 0) --global;
           if (queue_tokens > 0) --queue_tokens;
           break;

@@ -302,8 +302,8 @@ jobs: [{name: j, queue: a, count: 2, requests: {cpu: 1}}]
                     ++round;
                     while (const QueuedJob* job = input.queues[0].jobs->Next()) {
                       result.unschedulable.push_back(
-                          Unschedulable{std::string(job->id), "a", UnschedulableCode::kNoRoom,
-                                        absl::StrCat("no room in round ", round)});
+                          Unschedulable{job->id, "a", UnschedulableCode::kNoRoom,
+                                        result.Keep(absl::StrCat("no room in round ", round))});
                     }
                     result.unschedulable.push_back(Unschedulable{
                         "j-000000", "a", UnschedulableCode::kRateLimited, "rate limited"});
