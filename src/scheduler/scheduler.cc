@@ -317,6 +317,11 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
     const double factor = row.queue.priority_factor();
     info.weight = factor > 0 ? 1.0 / factor : 1.0;
     info.cordoned = row.queue.cordoned();
+    info.class_limits.clear();
+    for (const auto& [pc, limits] : row.queue.resource_limits_by_priority_class()) {
+      info.class_limits[pc] = std::map<std::string, double>(
+          limits.maximum_resource_fraction().begin(), limits.maximum_resource_fraction().end());
+    }
   }
   // The views' rows are facts: committed whatever the cycle decides later. The first load fills
   // the empty JobDb in bulk.
@@ -629,6 +634,15 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
       q.name = name;
       q.weight = info->second.weight;
       q.cordoned = info->second.cordoned;
+      const std::vector<std::string>& classes = job_db_.priority_class_names();
+      for (const auto& [pc, limits] : info->second.class_limits) {
+        auto cls = std::find(classes.begin(), classes.end(), pc);
+        if (cls == classes.end()) continue;  // no job of that class seen yet
+        auto& out = q.max_fraction_by_class[static_cast<int>(cls - classes.begin())];
+        for (const auto& [resource, fraction] : limits) {
+          out[ResourceNames::Global().Intern(resource)] = fraction;
+        }
+      }
       q.queued_demand = txn.QueuedDemand(name);
       q.jobs = txn.QueuedJobs(name);
       input.queues.push_back(std::move(q));

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,8 +22,8 @@
 #include "src/scheduler/jobdb/job_db.h"
 #include "src/scheduler/leader.h"
 #include "src/scheduler/policy/policy.h"
-#include "src/scheduler/reports.h"
 #include "src/scheduler/policy/token_bucket.h"
+#include "src/scheduler/reports.h"
 #include "src/scheduler/round/pool_round.h"
 #include "src/store/store.h"
 
@@ -57,7 +57,8 @@ using WaitForViewsFn = std::function<absl::Status(int64_t offset, absl::Time dea
 //   1. loads what changed in the views into the JobDb,
 //   2. decides the outcome of jobs whose runs ended (succeeded, failed, requeued within the
 //      retry policy), of cancel and preempt requests, and expires the runs of lost executors,
-//   3. places queued jobs on the nodes of live executors, pool by pool, fairly (SchedulePool, with preemption),
+//   3. places queued jobs on the nodes of live executors, pool by pool, fairly (SchedulePool, with
+//   preemption),
 // and publishes every decision to the log (durably) before acting on it. The executor API reads
 // the JobDb to hand out leases.
 class Scheduler {
@@ -140,6 +141,8 @@ class Scheduler {
   struct QueueInfo {
     double weight = 1.0;
     bool cordoned = false;
+    // The queue's own limits: priority class -> resource -> fraction of a pool.
+    std::map<std::string, std::map<std::string, double>> class_limits;
   };
   absl::flat_hash_map<std::string, QueueInfo> queues_;
   // Rate limits of new jobs (scheduling.rateLimit, scheduling.queueRateLimit).

@@ -89,6 +89,28 @@ TEST_F(SchedulingTest, AQueueOverItsFairShareGivesRoomToAQueueUnderIts) {
   ASSERT_EQ(Cli({"cancel", older, o}).exit_code, 0);
 }
 
+TEST_F(SchedulingTest, AQueuesLimitForAClassKeepsItToItsFraction) {
+  // The queue may hold half the pool's cpu in class preemptible: one of its two jobs waits.
+  ASSERT_EQ(Cli({"queue", "create", "capped", "--limit", "preemptible:cpu=0.5"}).exit_code, 0);
+  const std::string job =
+      "  - command: [\"/bin/sleep\", \"600\"]\n"
+      "    priorityClass: preemptible\n"
+      "    resources: {requests: {cpu: \"1\", memory: 64Mi}}\n";
+  const std::string a = Submit("capped", job);
+  const std::string b = Submit("capped", job);
+  ASSERT_EQ(WaitForState(a, {"JOB_STATE_RUNNING"}), "JOB_STATE_RUNNING");
+  std::string why;
+  for (int i = 0; i < 100 && why.find("QUEUE_FRACTION_LIMIT") == std::string::npos; ++i) {
+    RunResult r = Cli({"why", b});
+    why = r.out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(why, HasSubstr("QUEUE_FRACTION_LIMIT"));
+  EXPECT_THAT(why, HasSubstr("in class preemptible"));
+  EXPECT_EQ(JobState(b), "JOB_STATE_QUEUED");
+  ASSERT_EQ(Cli({"cancel", a, b}).exit_code, 0);
+}
+
 TEST_F(SchedulingTest, AJobNoNodeCanEverRunIsRejectedWithTheReasonPerPool) {
   ASSERT_EQ(Cli({"queue", "create", "gpu"}).exit_code, 0);
   const std::string id = Submit("gpu",

@@ -257,6 +257,9 @@ PoolRound::PoolRound(PoolRoundInput input)
     info.bind_level = c.preemptible ? info.scan_level : NodeDb::kUnpreemptibleLevel;
     has_class_limits_ = has_class_limits_ || !c.max_fraction_per_queue.empty();
   }
+  for (const QueueInput& q : input_.queues) {
+    has_class_limits_ = has_class_limits_ || !q.max_fraction_by_class.empty();
+  }
   if (classes_.empty()) classes_.emplace_back();
   result_queue_names_.reserve(input_.queues.size());
   for (const QueueInput& q : input_.queues) result_queue_names_.push_back(result_.Keep(q.name));
@@ -624,7 +627,10 @@ LimitOutcome PoolRound::CheckLimits(int q, const QueuedJob& job, int count,
   if (has_class_limits_) {
     const int cls = keys_[KeyFor(job.tmpl)].cls;
     const PriorityClass& pc = config_.priority_classes[cls];
-    if (over(pc.max_fraction_per_queue, state.by_class[cls], &what)) {
+    const auto& own = input_.queues[q].max_fraction_by_class;
+    const auto queue_limit = own.find(cls);
+    if (over(queue_limit != own.end() ? queue_limit->second : pc.max_fraction_per_queue,
+             state.by_class[cls], &what)) {
       Unschedule(q, job, UnschedulableCode::kQueueFractionLimit,
                  absl::StrCat("queue ", input_.queues[q].name, " would hold ", what, " in class ",
                               pc.name));

@@ -149,6 +149,9 @@ struct QueueInput {
   double weight = 1.0;
   // A cordoned queue schedules nothing new; its running jobs stay (and count for fairness).
   bool cordoned = false;
+  // The queue's own limits per priority class (class index -> resource index -> fraction of
+  // the pool); a class listed here replaces that class's max_fraction_per_queue for this queue.
+  absl::flat_hash_map<int, absl::flat_hash_map<int, double>> max_fraction_by_class;
   // Sum of the requests of its queued jobs in this pool (the caller keeps it incrementally);
   // with the running jobs it is the queue's demand for the adjusted fair share.
   ResourceList queued_demand;

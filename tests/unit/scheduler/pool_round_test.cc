@@ -67,6 +67,12 @@ class Pool {
   void AddQueue(const std::string& name, double weight = 1.0, bool cordoned = false) {
     queues_.push_back(QueueDef{name, weight, cordoned, {}});
   }
+  // The queue's own limit for a class (replaces the class's max_fraction_per_queue).
+  void LimitQueue(const std::string& name, int cls, absl::flat_hash_map<int, double> limits) {
+    for (QueueDef& q : queues_) {
+      if (q.name == name) q.class_limits[cls] = std::move(limits);
+    }
+  }
 
   const JobTemplate* Template(ResourceList requests, int cls = kLow, TaskSpec task = TaskSpec(),
                               uint32_t cardinality = 1, std::string uniformity = "") {
@@ -119,6 +125,7 @@ class Pool {
       q.name = def.name;
       q.weight = def.weight;
       q.cordoned = def.cordoned;
+      q.max_fraction_by_class = def.class_limits;
       for (const QueuedJob* job : def.jobs) q.queued_demand.Add(job->tmpl->requests);
       q.jobs = std::make_unique<ListIterator>(def.jobs);
     }
@@ -135,6 +142,7 @@ class Pool {
     double weight;
     bool cordoned;
     std::vector<const QueuedJob*> jobs;
+    absl::flat_hash_map<int, absl::flat_hash_map<int, double>> class_limits = {};
   };
   absl::string_view Keep(const std::string& s) { return strings_.emplace_back(s); }
 
@@ -284,6 +292,25 @@ TEST(SchedulePoolTest, UrgencyPreemptsLowestClassThenYoungestAndOnlyAsManyAsNeed
             "urgency: job urgent of queue ml (class high, priority 1000) needed 2 cpu on n0; this "
             "job's class low has 100");
   EXPECT_EQ(ReportOf(r, "batch").preempted, 2);
+}
+
+TEST(SchedulePoolTest, AQueuesOwnClassLimitReplacesTheClassLimit) {
+  // One queue alone on 10 cpu with 10 one-cpu jobs of class low (limit 50 % per queue): the
+  // class limit stops it at 5; the queue's own 80 % limit for the class lets it reach 8.
+  for (const bool own_limit : {false, true}) {
+    Pool pool;
+    pool.AddNode("n0", Cpu("10"));
+    pool.config.priority_classes[kLow].max_fraction_per_queue = {{ResourceNames::kCpu, 0.5}};
+    pool.AddQueue("q");
+    if (own_limit) pool.LimitQueue("q", kLow, {{ResourceNames::kCpu, 0.8}});
+    pool.QueueMany("q", 10, pool.Template(Cpu("1"), kLow));
+    PoolRoundResult r = pool.Schedule();
+    const int expected = own_limit ? 8 : 5;
+    EXPECT_EQ(ReportOf(r, "q").leased, expected) << own_limit;
+    const Unschedulable* u = UnschedulableOf(r, "q-" + std::to_string(expected));
+    ASSERT_NE(u, nullptr) << own_limit;
+    EXPECT_EQ(u->code, UnschedulableCode::kQueueFractionLimit);
+  }
 }
 
 TEST(SchedulePoolTest, JobsAlreadyLeavingHoldTheirRoomAndAreNeverVictimsAgain) {
