@@ -30,6 +30,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
 
 times=()
 for rep in $(seq "$REPS"); do
@@ -52,7 +53,7 @@ for rep in $(seq "$REPS"); do
   awk -v t="$t" -v n="$N" -v r="$rep" 'BEGIN { printf "  rep %d: %d jobs in %.3f s (%.0f jobs/s)\n", r, n, t, n/t }'
   kill "$up_pid"; wait "$up_pid" 2>/dev/null || true; up_pid=""
 done
-median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+median=$(median_of "${times[@]}")
 awk -v t="$median" -v n="$N" -v r="$REPS" \
   'BEGIN { printf "RESULT regatta-up %d jobs submit->all succeeded in %.3f s (%.0f jobs/s, median of %d)\n", n, t, n/t, r }'
 
@@ -63,7 +64,7 @@ for rep in $(seq "$REPS"); do
   end=$(date +%s.%N)
   xtimes+=("$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')")
 done
-xmedian=$(printf '%s\n' "${xtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+xmedian=$(median_of "${xtimes[@]}")
 awk -v t="$xmedian" -v n="$N" -v r="$REPS" \
   'BEGIN { printf "RESULT spawn-floor xargs -P2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
 
@@ -80,7 +81,7 @@ if command -v make > /dev/null; then
     end=$(date +%s.%N)
     mtimes+=("$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')")
   done
-  mmedian=$(printf '%s\n' "${mtimes[@]}" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }')
+  mmedian=$(median_of "${mtimes[@]}")
   awk -v t="$mmedian" -v n="$N" -v r="$REPS" \
     'BEGIN { printf "RESULT spawn-floor make -j2 /bin/true x%d in %.3f s (%.0f/s, median of %d)\n", n, t, n/t, r }'
 fi
