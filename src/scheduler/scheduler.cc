@@ -138,11 +138,7 @@ Scheduler::Scheduler(eventlog::EventLog* log, store::Store* store, WaitForViewsF
       clock_(clock),
       ids_(ids),
       options_(std::move(options)),
-      job_db_([this](absl::string_view pc) { return PriorityOf(pc); }) {
-  for (const auto& [name, multiplier] : options_.resource_multipliers) {
-    multipliers_[ResourceNames::Global().Intern(name)] = multiplier;
-  }
-}
+      job_db_([this](absl::string_view pc) { return PriorityOf(pc); }) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -539,9 +535,6 @@ PoolRoundConfig Scheduler::RoundConfigFor(const std::string& pool) const {
   }
   if (by_index.empty()) by_index.push_back(PriorityClass{"default", 0, false, {}});
   config.priority_classes = std::move(by_index);
-  if (!multipliers_.empty() && options_.policy.resource_multipliers.empty()) {
-    config.resource_multipliers = multipliers_;
-  }
   return config;
 }
 

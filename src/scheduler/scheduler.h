@@ -39,8 +39,6 @@ struct SchedulerOptions {
   int default_max_retries = 3;
   // Priority class name -> priority (higher first). Unknown classes count as 0.
   std::map<std::string, int32_t> priority_classes;
-  // Per-resource multipliers of the dominant-share cost, by resource name.
-  std::map<std::string, double> resource_multipliers;
   int max_leases_per_cycle = 10000;
   absl::Duration cycle_time_budget = absl::Milliseconds(500);
   // Priority classes, preemption, limits and rate limits (the `scheduling` configuration).
@@ -134,7 +132,6 @@ class Scheduler {
   SchedulingReports* reports_ = nullptr;
   // The leader term the JobDb was loaded in (0: not loaded as leader).
   int64_t term_ = 0;
-  absl::flat_hash_map<int, double> multipliers_;
 
   JobDb job_db_;
   int64_t views_offset_ = 0;

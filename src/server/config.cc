@@ -151,7 +151,6 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   ASSIGN_OR_RETURN(s.default_max_retries, Get<int>(root, "scheduling.maxRetries"));
   ASSIGN_OR_RETURN(s.max_leases_per_cycle, Get<int>(root, "scheduling.maxLeasesPerCycle"));
   ASSIGN_OR_RETURN(s.policy, scheduler::ParseSchedulingPolicy(root["scheduling"], "scheduling"));
-  s.resource_multipliers = s.policy.resource_multipliers;
   ASSIGN_OR_RETURN(c.lease_wait, GetDuration(root, "scheduling.leaseWait"));
   if (s.cycle_period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("scheduling.cyclePeriod: must be positive");
