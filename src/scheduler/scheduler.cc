@@ -301,10 +301,8 @@ absl::Status Scheduler::RunCycle() {
   return absl::OkStatus();
 }
 
-absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
-  ASSIGN_OR_RETURN(store::SchedulerDelta delta,
-                   store_->LoadSchedulerDelta(options_.views_consumer, views_offset_));
-  for (const store::SchedulerQueueRow& row : delta.queues) {
+void Scheduler::ApplyQueueRows(const std::vector<store::SchedulerQueueRow>& rows) {
+  for (const store::SchedulerQueueRow& row : rows) {
     if (row.deleted) {
       queues_.erase(row.queue.name());
       continue;
@@ -319,50 +317,73 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
           limits.maximum_resource_fraction().begin(), limits.maximum_resource_fraction().end());
     }
   }
+}
+
+absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
   // The views' rows are facts: committed whatever the cycle decides later. The first load fills
-  // the empty JobDb in bulk.
+  // the empty JobDb in bulk, streamed in chunks so that a million rows never sit in memory at
+  // once next to the JobDb they become.
   std::unique_ptr<JobDb::Txn> txn = job_db_.Begin(/*bulk_load=*/job_db_.size() == 0);
-  txn->Reserve(delta.jobs.size());
   auto note = [&](const JobRecord* job) {
     if (job != nullptr && MayNeedDecision(*job)) touched.insert(job->id);
   };
   // A new job's template comes from the store's templates, made once per template id; jobs
-  // stored before templates existed read their full specs, in chunks.
+  // stored before templates existed read their full specs, in chunks, at the end.
+  absl::flat_hash_map<int64_t, regatta::v1::Job> template_specs;
   absl::flat_hash_map<int64_t, std::shared_ptr<const JobSpecTemplate>> templates;
-  std::vector<const store::SchedulerJobRow*> need_spec;
-  for (const store::SchedulerJobRow& row : delta.jobs) {
-    auto template_if_new = [&]() -> std::shared_ptr<const JobSpecTemplate> {
-      if (store::IsTerminal(row.state)) return nullptr;
-      auto spec = delta.templates.find(row.template_id);
-      if (spec == delta.templates.end()) {
-        need_spec.push_back(&row);
-        return nullptr;
-      }
-      std::shared_ptr<const JobSpecTemplate>& made = templates[row.template_id];
-      if (made == nullptr) made = job_db_.Template(spec->second, row.priority_class);
-      return made;
-    };
-    note(txn->ApplyJobRow(row, delta.offset, template_if_new));
-  }
+  std::vector<store::SchedulerJobRow> need_spec;
+  std::vector<store::SchedulerRunRow> runs_of_jobs_needing_spec;
+  int64_t offset = views_offset_;
+  constexpr size_t kRowsPerChunk = 4096;
+  RETURN_IF_ERROR(store::StreamSchedulerDeltaAhead(
+      *store_, options_.views_consumer, views_offset_, kRowsPerChunk,
+      [&](store::SchedulerDelta& chunk) -> absl::Status {
+        offset = chunk.offset;
+        txn->Reserve(chunk.jobs_in_load);
+        ApplyQueueRows(chunk.queues);
+        template_specs.merge(chunk.templates);
+        for (const store::SchedulerJobRow& row : chunk.jobs) {
+          auto template_if_new = [&]() -> std::shared_ptr<const JobSpecTemplate> {
+            if (store::IsTerminal(row.state)) return nullptr;
+            auto spec = template_specs.find(row.template_id);
+            if (spec == template_specs.end()) {
+              need_spec.push_back(row);
+              return nullptr;
+            }
+            std::shared_ptr<const JobSpecTemplate>& made = templates[row.template_id];
+            if (made == nullptr) made = job_db_.Template(spec->second, row.priority_class);
+            return made;
+          };
+          note(txn->ApplyJobRow(row, chunk.offset, template_if_new));
+        }
+        for (store::SchedulerRunRow& row : chunk.runs) {
+          if (txn->ApplyRunRow(row, chunk.offset)) {
+            note(txn->FindJob(row.job_id));
+          } else if (!need_spec.empty()) {
+            runs_of_jobs_needing_spec.push_back(std::move(row));  // the job may come below
+          }
+        }
+        return absl::OkStatus();
+      }));
   constexpr size_t kSpecChunk = 10'000;
   for (size_t start = 0; start < need_spec.size(); start += kSpecChunk) {
     const size_t end = std::min(need_spec.size(), start + kSpecChunk);
     std::vector<std::string> ids;
-    for (size_t i = start; i < end; ++i) ids.push_back(need_spec[i]->job_id);
+    for (size_t i = start; i < end; ++i) ids.push_back(need_spec[i].job_id);
     ASSIGN_OR_RETURN(std::vector<regatta::v1::Job> specs, store_->GetJobSpecs(ids));
     absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> by_id;
     for (const regatta::v1::Job& spec : specs) by_id.emplace(spec.id(), &spec);
     for (size_t i = start; i < end; ++i) {
-      const store::SchedulerJobRow& row = *need_spec[i];
+      const store::SchedulerJobRow& row = need_spec[i];
       auto it = by_id.find(row.job_id);
-      if (it != by_id.end()) note(txn->ApplyJobRow(row, delta.offset, it->second));
+      if (it != by_id.end()) note(txn->ApplyJobRow(row, offset, it->second));
     }
   }
-  for (const store::SchedulerRunRow& row : delta.runs) {
-    if (txn->ApplyRunRow(row, delta.offset)) note(txn->FindJob(row.job_id));
+  for (const store::SchedulerRunRow& row : runs_of_jobs_needing_spec) {
+    if (txn->ApplyRunRow(row, offset)) note(txn->FindJob(row.job_id));
   }
   txn->Commit();
-  views_offset_ = delta.offset;
+  views_offset_ = offset;
   return absl::OkStatus();
 }
 

@@ -103,6 +103,7 @@ class Scheduler {
   class Publication;
 
   absl::Status Sync(absl::flat_hash_set<std::string>& touched);
+  void ApplyQueueRows(const std::vector<store::SchedulerQueueRow>& rows);
   void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out, JobDb::Txn& txn);
   void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
                            JobDb::Txn& txn);

@@ -1,9 +1,94 @@
 #include "src/store/store.h"
 
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <thread>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "src/common/status_macros.h"
 
 namespace regatta::store {
+
+absl::StatusOr<SchedulerDelta> Store::LoadSchedulerDelta(absl::string_view consumer,
+                                                         int64_t after_offset) {
+  SchedulerDelta all;
+  RETURN_IF_ERROR(StreamSchedulerDelta(
+      consumer, after_offset, std::numeric_limits<size_t>::max(), [&](SchedulerDelta& chunk) {
+        all.offset = chunk.offset;
+        all.jobs_in_load = std::max(all.jobs_in_load, chunk.jobs_in_load);
+        auto append = [](auto& from, auto& to) {
+          if (to.empty()) {
+            to = std::move(from);
+          } else {
+            to.insert(to.end(), std::make_move_iterator(from.begin()),
+                      std::make_move_iterator(from.end()));
+          }
+          from.clear();
+        };
+        append(chunk.queues, all.queues);
+        append(chunk.jobs, all.jobs);
+        append(chunk.runs, all.runs);
+        all.templates.merge(chunk.templates);
+        return absl::OkStatus();
+      }));
+  return all;
+}
+
+absl::Status StreamSchedulerDeltaAhead(
+    Store& store, absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+    absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk) {
+  // One hand-over slot between the reader and the caller; chunks are swapped, not copied, so
+  // both sides keep reusing rows (and their strings' buffers).
+  absl::Mutex mu;
+  absl::CondVar changed;
+  SchedulerDelta slot;
+  bool slot_full = false;
+  bool reader_done = false;
+  bool caller_failed = false;
+  absl::Status read_status;
+  std::thread reader([&] {
+    absl::Status status = store.StreamSchedulerDelta(
+        consumer, after_offset, max_jobs_per_chunk, [&](SchedulerDelta& chunk) -> absl::Status {
+          absl::MutexLock lock(&mu);
+          while (slot_full && !caller_failed) changed.Wait(&mu);
+          if (caller_failed) return absl::CancelledError("the caller stopped the load");
+          std::swap(slot, chunk);
+          slot_full = true;
+          changed.SignalAll();
+          return absl::OkStatus();
+        });
+    absl::MutexLock lock(&mu);
+    read_status = std::move(status);
+    reader_done = true;
+    changed.SignalAll();
+  });
+  absl::Status apply_status;
+  SchedulerDelta chunk;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu);
+      while (!slot_full && !reader_done) changed.Wait(&mu);
+      if (!slot_full) break;  // the reader is done and everything was handed over
+      std::swap(slot, chunk);
+      slot_full = false;
+      changed.SignalAll();
+    }
+    apply_status = on_chunk(chunk);
+    if (!apply_status.ok()) {
+      absl::MutexLock lock(&mu);
+      caller_failed = true;
+      changed.SignalAll();
+      break;
+    }
+  }
+  reader.join();
+  if (!apply_status.ok()) return apply_status;
+  return read_status;
+}
 
 bool IsTerminal(regatta::v1::JobState state) {
   switch (state) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -182,9 +183,21 @@ struct SchedulerDelta {
   std::vector<SchedulerJobRow> jobs;
   std::vector<SchedulerRunRow> runs;
   std::vector<SchedulerQueueRow> queues;
+  // How many job rows the whole load holds (set in the first chunk of an initial load; 0: not
+  // counted): room to reserve before the rows arrive.
+  size_t jobs_in_load = 0;
   // Template id -> SchedulingSpec, for every non-zero template_id of `jobs`.
   absl::flat_hash_map<int64_t, regatta::v1::Job> templates;
 };
+
+class Store;
+
+// Store::StreamSchedulerDelta with the reading on a thread of its own, one chunk ahead of
+// `on_chunk`, which runs in the calling thread: reading the views and applying them overlap (a
+// restart loads a million jobs about twice as fast on two cores). Same chunks, same order.
+absl::Status StreamSchedulerDeltaAhead(
+    Store& store, absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+    absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk);
 
 // The part of a submitted job that scheduling and retry decisions read: task resource
 // requests, node selector, tolerations, node affinity and active deadline; priority class;
@@ -242,8 +255,18 @@ class Store {
   // offset `consumer` has ingested. after_offset 0 is the initial load: every queue (deleted
   // ones left out), every non-terminal job, and the runs of those jobs plus every non-terminal
   // run.
-  virtual absl::StatusOr<SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
-                                                            int64_t after_offset) = 0;
+  absl::StatusOr<SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
+                                                    int64_t after_offset);
+  // The same load in chunks, so that a large one (the initial load of a million jobs) never sits
+  // in memory whole: `on_chunk` sees at most `max_jobs_per_chunk` job rows at a time, in
+  // LoadSchedulerDelta's order; the first chunk also holds the queues, the last the runs (one
+  // chunk can be both); a chunk's templates are those its jobs reference that no earlier chunk
+  // held. Every chunk carries the load's offset. The chunk is reused for the next one (rows are
+  // overwritten in place, to spare allocations): keep copies, not references. An error from
+  // `on_chunk` ends the load and is returned.
+  virtual absl::Status StreamSchedulerDelta(
+      absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+      absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk) = 0;
   // The jobs as submitted; unknown ids are left out. DATA_LOSS naming the job if a stored blob
   // does not parse.
   virtual absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(

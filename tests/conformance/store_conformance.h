@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -1061,6 +1062,84 @@ TEST_P(StoreConformanceTest, SchedulerLoadSharesOneTemplatePerSchedulingSpec) {
   ASSERT_EQ(later->jobs.size(), 1u);
   EXPECT_EQ(later->jobs[0].template_id, shared);
   EXPECT_TRUE(later->templates.contains(shared));
+}
+
+TEST_P(StoreConformanceTest, SchedulerLoadStreamsInChunks) {
+  Apply({MakeQueueUpsert("q", 10)});
+  InsertJobs(0, 3, {.queue = "q"});
+  for (int i = 3; i < 7; ++i) {
+    regatta::v1::Job job = MakeTestJob({.index = i, .queue = "q"});
+    if (i < 6) {
+      (*job.mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "64";
+    } else {
+      job.mutable_gang()->set_id("g1");
+      job.mutable_gang()->set_cardinality(2);
+    }
+    Apply({JobInsert{job}});
+  }
+  Apply({MakeRunInsert(0, 0, 20)});
+  absl::StatusOr<SchedulerDelta> whole = store_->LoadSchedulerDelta("query", 0);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->jobs.size(), 7u);
+  EXPECT_EQ(whole->jobs_in_load, 7u);
+  EXPECT_EQ(whole->templates.size(), 3u);
+
+  std::vector<size_t> sizes;
+  std::vector<std::string> job_ids;
+  absl::flat_hash_set<int64_t> templates_seen;
+  size_t chunks_with_queues = 0;
+  size_t runs = 0;
+  absl::Status streamed =
+      store_->StreamSchedulerDelta("query", 0, 3, [&](SchedulerDelta& chunk) -> absl::Status {
+        EXPECT_EQ(chunk.offset, whole->offset);
+        sizes.push_back(chunk.jobs.size());
+        if (!chunk.queues.empty()) ++chunks_with_queues;
+        EXPECT_EQ(chunk.queues.empty(), sizes.size() > 1) << "queues come in the first chunk";
+        EXPECT_EQ(chunk.jobs_in_load, sizes.size() == 1 ? 7u : 0u);
+        for (const auto& [id, spec] : chunk.templates) {
+          EXPECT_TRUE(templates_seen.insert(id).second) << "template " << id << " sent twice";
+        }
+        for (const SchedulerJobRow& row : chunk.jobs) {
+          job_ids.push_back(row.job_id);
+          EXPECT_TRUE(templates_seen.contains(row.template_id))
+              << row.job_id << ": its template comes with or before it";
+        }
+        runs += chunk.runs.size();
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(streamed.ok()) << streamed;
+  EXPECT_THAT(sizes, ::testing::ElementsAre(3, 3, 1));
+  EXPECT_EQ(chunks_with_queues, 1u);
+  EXPECT_EQ(runs, 1u);
+  std::vector<std::string> whole_ids;
+  for (const SchedulerJobRow& row : whole->jobs) whole_ids.push_back(row.job_id);
+  EXPECT_EQ(job_ids, whole_ids);
+
+  // Read ahead on another thread: the caller swaps buffers and sees the same rows in order.
+  std::vector<std::string> ahead_ids;
+  std::vector<SchedulerDelta> kept(1);
+  absl::Status ahead =
+      StreamSchedulerDeltaAhead(*store_, "query", 0, 2, [&](SchedulerDelta& chunk) -> absl::Status {
+        EXPECT_EQ(chunk.offset, whole->offset);
+        for (const SchedulerJobRow& row : chunk.jobs) ahead_ids.push_back(row.job_id);
+        std::swap(chunk, kept[0]);  // hands a stale buffer back: the store must not mind
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(ahead.ok()) << ahead;
+  EXPECT_EQ(ahead_ids, whole_ids);
+
+  // A caller's error ends the load and comes back.
+  for (bool read_ahead : {false, true}) {
+    int calls = 0;
+    auto stop_at_second = [&](SchedulerDelta&) -> absl::Status {
+      return ++calls == 2 ? absl::AbortedError("enough") : absl::OkStatus();
+    };
+    absl::Status stopped = read_ahead
+                               ? StreamSchedulerDeltaAhead(*store_, "query", 0, 1, stop_at_second)
+                               : store_->StreamSchedulerDelta("query", 0, 1, stop_at_second);
+    EXPECT_TRUE(absl::IsAborted(stopped)) << stopped;
+    EXPECT_EQ(calls, 2);
+  }
 }
 
 }  // namespace regatta::store::testing

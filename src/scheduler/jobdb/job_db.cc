@@ -418,21 +418,42 @@ void JobDb::Txn::Reserve(size_t jobs) {
 
 const JobRecord* JobDb::Txn::ApplyJobRow(const store::SchedulerJobRow& row, int64_t views_offset,
                                          TemplateFn template_if_new, absl::string_view gang_id) {
-  JobRecord* job = BeginChange(row.job_id);
-  if (job == nullptr) {
-    std::shared_ptr<const JobSpecTemplate> tmpl = template_if_new();
-    if (tmpl == nullptr) return nullptr;
-    auto record = std::make_unique<JobRecord>();
-    record->id = row.job_id;
-    record->queue_name = db_->strings_.Intern(row.queue);
-    record->job_set_name = db_->strings_.Intern(row.job_set);
-    record->priority_class_priority = tmpl->priority_class_priority;
-    record->tmpl = std::move(tmpl);
-    record->submit_time = row.submit_time;
-    if (!gang_id.empty()) MutableExtras(*record).gang_id = std::string(gang_id);
-    if (bulk_) {
-      job = db_->jobs_.insert(std::move(record)).first->get();
+  auto init_new = [&](JobRecord& record, std::shared_ptr<const JobSpecTemplate> tmpl) {
+    record.id = row.job_id;
+    record.queue_name = db_->strings_.Intern(row.queue);
+    record.job_set_name = db_->strings_.Intern(row.job_set);
+    record.priority_class_priority = tmpl->priority_class_priority;
+    record.tmpl = std::move(tmpl);
+    record.submit_time = row.submit_time;
+    if (!gang_id.empty()) MutableExtras(record).gang_id = std::string(gang_id);
+  };
+  JobRecord* job = nullptr;
+  if (bulk_) {
+    // One probe of the (million-slot) table: a new job's record is made in its slot.
+    bool created = false;
+    auto it = db_->jobs_.lazy_emplace(absl::string_view(row.job_id), [&](const auto& construct) {
+      created = true;
+      construct(std::make_unique<JobRecord>());
+    });
+    job = it->get();
+    if (!created) {
+      db_->Unindex(job);
     } else {
+      job->id = row.job_id;  // the slot's key, before anything else touches the table
+      std::shared_ptr<const JobSpecTemplate> tmpl = template_if_new();
+      if (tmpl == nullptr) {
+        db_->jobs_.erase(it);
+        return nullptr;
+      }
+      init_new(*job, std::move(tmpl));
+    }
+  } else {
+    job = BeginChange(row.job_id);
+    if (job == nullptr) {
+      std::shared_ptr<const JobSpecTemplate> tmpl = template_if_new();
+      if (tmpl == nullptr) return nullptr;
+      auto record = std::make_unique<JobRecord>();
+      init_new(*record, std::move(tmpl));
       if (auto it = overlay_.find(row.job_id); it != overlay_.end()) overlay_.erase(it);
       job = overlay_.insert(std::move(record)).first->get();
       if (!job->gang_id().empty()) {

@@ -1318,24 +1318,26 @@ constexpr absl::string_view kSchedulerRunColumns =
 constexpr absl::string_view kActiveJobStates = "(1, 2, 3, 4, 5)";
 constexpr absl::string_view kActiveRunStates = "(1, 2, 3)";
 
-absl::StatusOr<SchedulerJobRow> ReadSchedulerJob(const Stmt& stmt) {
-  SchedulerJobRow row;
-  row.job_id = std::string(stmt.Text(0));
-  row.queue = std::string(stmt.Text(1));
-  row.job_set = std::string(stmt.Text(2));
+void AssignText(absl::string_view text, std::string& out) { out.assign(text.data(), text.size()); }
+
+// Into an existing row: a reused row keeps its strings' buffers (no allocation per row).
+absl::Status ReadSchedulerJob(const Stmt& stmt, SchedulerJobRow& row) {
+  AssignText(stmt.Text(0), row.job_id);
+  AssignText(stmt.Text(1), row.queue);
+  AssignText(stmt.Text(2), row.job_set);
   ASSIGN_OR_RETURN(row.state, ReadJobState(stmt.Int(3), row.job_id));
   row.priority = static_cast<uint32_t>(stmt.Int(4));
-  row.priority_class = std::string(stmt.Text(5));
+  AssignText(stmt.Text(5), row.priority_class);
   row.submit_time = absl::FromUnixMicros(stmt.Int(6));
   row.cancel_requested = stmt.Int(7) != 0;
-  row.cancel_reason = std::string(stmt.Text(8));
+  AssignText(stmt.Text(8), row.cancel_reason);
   row.preempt_requested = stmt.Int(9) != 0;
-  row.preempt_reason = std::string(stmt.Text(10));
-  row.latest_run_id = std::string(stmt.Text(11));
+  AssignText(stmt.Text(10), row.preempt_reason);
+  AssignText(stmt.Text(11), row.latest_run_id);
   row.last_offset = stmt.Int(12);
   row.template_id = stmt.Int(13);
-  row.gang_id = std::string(stmt.Text(14));
-  return row;
+  AssignText(stmt.Text(14), row.gang_id);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SchedulerRunRow> ReadSchedulerRun(const Stmt& stmt) {
@@ -1368,22 +1370,30 @@ absl::Status ReadAll(Stmt& stmt, Reader read, std::vector<Row>& out) {
 
 }  // namespace
 
-absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view consumer,
-                                                               int64_t after_offset) {
+absl::Status SqliteStore::StreamSchedulerDelta(
+    absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+    absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk) {
+  max_jobs_per_chunk = std::max<size_t>(max_jobs_per_chunk, 1);
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
-  SchedulerDelta delta;
+  SchedulerDelta chunk;
+  int64_t offset = 0;
   {
     ASSIGN_OR_RETURN(Stmt stmt,
                      conn->Prepare("SELECT log_offset FROM consumer_offsets WHERE consumer = ?1"));
     stmt.BindText(1, consumer);
     ASSIGN_OR_RETURN(bool found, stmt.Step());
-    delta.offset = found ? stmt.Int(0) : 0;
+    offset = found ? stmt.Int(0) : 0;
   }
-  if (delta.offset <= after_offset && after_offset > 0) {
-    delta.offset = after_offset;
+  // The caller may swap the chunk for another buffer: every hand-over sets the offset.
+  auto hand_over = [&]() {
+    chunk.offset = offset;
+    return on_chunk(chunk);
+  };
+  if (offset <= after_offset && after_offset > 0) {
+    offset = after_offset;
     RETURN_IF_ERROR(txn.Commit());
-    return delta;
+    return hand_over();
   }
   const bool initial = after_offset <= 0;
   {
@@ -1401,8 +1411,24 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
           out.last_offset = row.Int(6);
           return out;
         },
-        delta.queues));
+        chunk.queues));
   }
+  ASSIGN_OR_RETURN(Stmt template_stmt,
+                   conn->Prepare("SELECT spec FROM job_templates WHERE id = ?1"));
+  absl::flat_hash_set<int64_t> templates_sent;
+  // Adds the templates the chunk's jobs reference first.
+  auto add_templates = [&]() -> absl::Status {
+    for (const SchedulerJobRow& row : chunk.jobs) {
+      if (row.template_id == 0 || !templates_sent.insert(row.template_id).second) continue;
+      template_stmt.Reset();
+      template_stmt.Bind(1, row.template_id);
+      ASSIGN_OR_RETURN(bool found, template_stmt.Step());
+      if (!found) continue;  // the row's job reads its full spec instead
+      RETURN_IF_ERROR(ParseBlob(template_stmt.Blob(0), &chunk.templates[row.template_id],
+                                "job_templates", "id", absl::StrCat(row.template_id), "spec"));
+    }
+    return absl::OkStatus();
+  };
   {
     ASSIGN_OR_RETURN(
         Stmt stmt,
@@ -1414,15 +1440,32 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
                                              " WHERE last_offset > ?1 ORDER BY last_offset")));
     if (!initial) stmt.Bind(1, after_offset);
     if (initial) {
-      // Room for every row at once (the count is an index-only scan): no regrowth of a
-      // vector of a million rows.
+      // An index-only count, so the reader can reserve room for a million jobs at once.
       ASSIGN_OR_RETURN(Stmt count,
                        conn->Prepare(absl::StrCat("SELECT COUNT(*) FROM jobs WHERE state IN ",
                                                   kActiveJobStates)));
       ASSIGN_OR_RETURN(bool counted, count.Step());
-      if (counted) delta.jobs.reserve(static_cast<size_t>(count.Int(0)));
+      if (counted) chunk.jobs_in_load = static_cast<size_t>(count.Int(0));
     }
-    RETURN_IF_ERROR(ReadAll<SchedulerJobRow>(stmt, ReadSchedulerJob, delta.jobs));
+    size_t rows = 0;
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, stmt.Step());
+      if (!more) break;
+      if (rows == max_jobs_per_chunk) {
+        RETURN_IF_ERROR(add_templates());
+        RETURN_IF_ERROR(hand_over());
+        chunk.queues.clear();
+        chunk.runs.clear();
+        chunk.templates.clear();
+        chunk.jobs_in_load = 0;
+        rows = 0;
+      }
+      if (rows == chunk.jobs.size()) chunk.jobs.emplace_back();
+      RETURN_IF_ERROR(ReadSchedulerJob(stmt, chunk.jobs[rows]));
+      ++rows;
+    }
+    chunk.jobs.resize(rows);
+    RETURN_IF_ERROR(add_templates());
   }
   {
     ASSIGN_OR_RETURN(
@@ -1438,23 +1481,10 @@ absl::StatusOr<SchedulerDelta> SqliteStore::LoadSchedulerDelta(absl::string_view
                           : absl::StrCat("SELECT ", kSchedulerRunColumns,
                                          " WHERE last_offset > ?1 ORDER BY last_offset")));
     if (!initial) stmt.Bind(1, after_offset);
-    RETURN_IF_ERROR(ReadAll<SchedulerRunRow>(stmt, ReadSchedulerRun, delta.runs));
-  }
-  {
-    ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("SELECT spec FROM job_templates WHERE id = ?1"));
-    for (const SchedulerJobRow& row : delta.jobs) {
-      if (row.template_id == 0 || delta.templates.contains(row.template_id)) continue;
-      stmt.Reset();
-      stmt.Bind(1, row.template_id);
-      ASSIGN_OR_RETURN(bool found, stmt.Step());
-      if (!found) continue;  // the row's job reads its full spec instead
-      regatta::v1::Job& spec = delta.templates[row.template_id];
-      RETURN_IF_ERROR(ParseBlob(stmt.Blob(0), &spec, "job_templates", "id",
-                                absl::StrCat(row.template_id), "spec"));
-    }
+    RETURN_IF_ERROR(ReadAll<SchedulerRunRow>(stmt, ReadSchedulerRun, chunk.runs));
   }
   RETURN_IF_ERROR(txn.Commit());
-  return delta;
+  return hand_over();
 }
 
 absl::StatusOr<std::vector<regatta::v1::Job>> SqliteStore::GetJobSpecs(

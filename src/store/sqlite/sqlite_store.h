@@ -71,8 +71,9 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& job_ids, bool expand_spec) override;
 
-  absl::StatusOr<SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
-                                                    int64_t after_offset) override;
+  absl::Status StreamSchedulerDelta(
+      absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+      absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk) override;
   absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(
       const std::vector<std::string>& job_ids) override;
 

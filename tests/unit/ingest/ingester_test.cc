@@ -79,9 +79,10 @@ class FlakyStore final : public store::Store {
       const std::vector<std::string>& ids, bool expand) override {
     return inner_->GetJobDetails(ids, expand);
   }
-  absl::StatusOr<store::SchedulerDelta> LoadSchedulerDelta(absl::string_view consumer,
-                                                           int64_t after_offset) override {
-    return inner_->LoadSchedulerDelta(consumer, after_offset);
+  absl::Status StreamSchedulerDelta(
+      absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
+      absl::FunctionRef<absl::Status(store::SchedulerDelta&)> on_chunk) override {
+    return inner_->StreamSchedulerDelta(consumer, after_offset, max_jobs_per_chunk, on_chunk);
   }
   absl::StatusOr<std::vector<regatta::v1::Job>> GetJobSpecs(
       const std::vector<std::string>& ids) override {
