@@ -143,8 +143,8 @@ Scheduler::Scheduler(eventlog::EventLog* log, store::Store* store, WaitForViewsF
 Scheduler::~Scheduler() { Stop(); }
 
 int32_t Scheduler::PriorityOf(absl::string_view priority_class) const {
-  auto it = options_.priority_classes.find(std::string(priority_class));
-  return it == options_.priority_classes.end() ? 0 : it->second;
+  auto it = options_.policy.priority_classes.find(std::string(priority_class));
+  return it == options_.policy.priority_classes.end() ? 0 : it->second.priority;
 }
 
 bool Scheduler::ready() const {

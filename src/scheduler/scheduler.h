@@ -37,11 +37,10 @@ struct SchedulerOptions {
   absl::Duration executor_timeout = absl::Seconds(30);
   // Retries of a job whose runs fail for a retryable reason, unless the job sets its own.
   int default_max_retries = 3;
-  // Priority class name -> priority (higher first). Unknown classes count as 0.
-  std::map<std::string, int32_t> priority_classes;
   int max_leases_per_cycle = 10000;
   absl::Duration cycle_time_budget = absl::Milliseconds(500);
-  // Priority classes, preemption, limits and rate limits (the `scheduling` configuration).
+  // Priority classes, preemption, limits and rate limits (the `scheduling` configuration). A job
+  // of a class the policy does not name has priority 0.
   SchedulingPolicy policy;
   // The views' consumer whose rows the scheduler loads.
   std::string views_consumer = "query";

@@ -175,13 +175,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->event_service = std::make_unique<api::EventService>(&impl->api);
 
   // The scheduler (standalone leader) and the executor API in front of it.
-  scheduler::SchedulerOptions scheduler_options = config.scheduler;
-  for (const auto& [name, pc] : config.submit_policy.priority_classes) {
-    scheduler_options.priority_classes[name] = pc.priority;
-  }
   impl->scheduler = std::make_unique<scheduler::Scheduler>(
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
-      scheduler_options);
+      config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
   RETURN_IF_ERROR(impl->scheduler->Start());
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);

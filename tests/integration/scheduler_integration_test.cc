@@ -76,7 +76,7 @@ class SchedulerIntegrationTest : public ::testing::Test {
   }
 
   void StartScheduler(SchedulerOptions options = {}, eventlog::EventLog* log = nullptr) {
-    options.priority_classes = {{"default", 1000}};
+    options.policy.priority_classes["default"] = {.name = "default", .priority = 1000};
     options.executor_timeout = absl::Seconds(30);
     scheduler_ = std::make_unique<Scheduler>(
         log != nullptr ? log : log_.get(), store_.get(),

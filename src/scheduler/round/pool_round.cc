@@ -125,8 +125,13 @@ class PoolRound {
   void PlaceSingle(int q, const QueuedJob& job);
   void PlaceGang(int q, const QueuedJob& first);
   // Tries to place every member; all or none (rolled back). `nodes` gets their nodes.
+  // Finds a node for every member (free room, then evicted room, then — with `allow_urgency` —
+  // room held by lower classes; urgent[i] says member i needs preemptions). Leaves no binding.
   bool PlaceMembers(const std::vector<const QueuedJob*>& members, absl::string_view label,
-                    const std::string* value, std::vector<int>* nodes, bool* took_evicted_room);
+                    const std::string* value, bool allow_urgency, std::vector<int>* nodes,
+                    std::vector<bool>* urgent, bool* took_evicted_room);
+  // Whether jobs of classes below `scan_level` hold room in the pool (urgency could free some).
+  bool LowerClassesHoldRoom(int scan_level) const;
   std::vector<std::string> UniformityValues(const Shape& shape, const JobTemplate& tmpl,
                                             const std::string& label) const;
   int RecordLease(int q, const QueuedJob& job, int key, int node, bool preempted_others);
@@ -714,13 +719,9 @@ void PoolRound::PlaceSingle(int q, const QueuedJob& job) {
     took_evicted_room = node >= 0;
   }
   const ClassInfo& cls = classes_[key.cls];
-  if (node < 0 && cls.scan_level > kLowestClassLevel) {
-    int lower = 0;
-    for (int l = kLowestClassLevel; l < cls.scan_level; ++l) lower += bound_at_level_[l];
-    if (lower > 0) {
-      node = db_.BestFit(shape.match, dense, cls.scan_level, accept, scanned);
-      urgent = node >= 0;
-    }
+  if (node < 0 && LowerClassesHoldRoom(cls.scan_level)) {
+    node = db_.BestFit(shape.match, dense, cls.scan_level, accept, scanned);
+    urgent = node >= 0;
   }
   if (node < 0) {
     UnschedulableCode code = UnschedulableCode::kNoRoom;
@@ -740,6 +741,13 @@ void PoolRound::PlaceSingle(int q, const QueuedJob& job) {
   const int id = RecordLease(q, job, key_index, node, urgent);
   if ((took_evicted_room || urgent) && first_taker_[node] < 0) first_taker_[node] = id;
   if (urgent) PreemptForUrgency(node, id);
+}
+
+bool PoolRound::LowerClassesHoldRoom(int scan_level) const {
+  for (int l = kLowestClassLevel; l < scan_level; ++l) {
+    if (bound_at_level_[l] > 0) return true;
+  }
+  return false;
 }
 
 int PoolRound::RecordLease(int q, const QueuedJob& job, int key, int node, bool preempted_others) {
@@ -1023,18 +1031,27 @@ void PoolRound::PlaceGang(int q, const QueuedJob& first) {
     }
   }
   std::vector<int> nodes;
+  std::vector<bool> urgent;
   bool took_evicted_room = false;
   bool placed = false;
   const std::string& label = tmpl.gang_node_uniformity_label;
   std::vector<std::string> values;
-  if (label.empty()) {
-    placed = PlaceMembers(members, label, nullptr, &nodes, &took_evicted_room);
-  } else {
-    values = UniformityValues(shapes_[keys_[KeyFor(&tmpl)].shape], tmpl, label);
-    for (const std::string& value : values) {
-      placed = PlaceMembers(members, label, &value, &nodes, &took_evicted_room);
-      if (placed) break;
+  if (!label.empty()) values = UniformityValues(shapes_[keys_[KeyFor(&tmpl)].shape], tmpl, label);
+  // Without preempting anyone anywhere first; only then into lower classes' room.
+  const bool may_preempt = LowerClassesHoldRoom(classes_[keys_[KeyFor(&tmpl)].cls].scan_level);
+  for (const bool allow_urgency : {false, true}) {
+    if (allow_urgency && !may_preempt) break;
+    if (label.empty()) {
+      placed =
+          PlaceMembers(members, label, nullptr, allow_urgency, &nodes, &urgent, &took_evicted_room);
+    } else {
+      for (const std::string& value : values) {
+        placed = PlaceMembers(members, label, &value, allow_urgency, &nodes, &urgent,
+                              &took_evicted_room);
+        if (placed) break;
+      }
     }
+    if (placed) break;
   }
   if (!placed) {
     std::string reason =
@@ -1046,9 +1063,16 @@ void PoolRound::PlaceGang(int q, const QueuedJob& first) {
     fail_all(UnschedulableCode::kGangDoesNotFit, reason);
     return;
   }
+  std::vector<int> ids;
   for (size_t i = 0; i < members.size(); ++i) {
-    const int id = RecordLease(q, *members[i], KeyFor(members[i]->tmpl), nodes[i], false);
-    if (took_evicted_room && first_taker_[nodes[i]] < 0) first_taker_[nodes[i]] = id;
+    const int id = RecordLease(q, *members[i], KeyFor(members[i]->tmpl), nodes[i], urgent[i]);
+    if ((took_evicted_room || urgent[i]) && first_taker_[nodes[i]] < 0) first_taker_[nodes[i]] = id;
+    ids.push_back(id);
+  }
+  // Every member holds its room before any preemption, so each node loses only what the
+  // members on it need together.
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (urgent[i]) PreemptForUrgency(nodes[i], ids[i]);
   }
 }
 
@@ -1081,9 +1105,10 @@ std::vector<std::string> PoolRound::UniformityValues(const Shape& shape, const J
 }
 
 bool PoolRound::PlaceMembers(const std::vector<const QueuedJob*>& members, absl::string_view label,
-                             const std::string* value, std::vector<int>* nodes,
-                             bool* took_evicted_room) {
+                             const std::string* value, bool allow_urgency, std::vector<int>* nodes,
+                             std::vector<bool>* urgent, bool* took_evicted_room) {
   nodes->clear();
+  urgent->assign(members.size(), false);
   *took_evicted_room = false;
   const size_t mark = db_.Mark();
   std::fill(gang_pending_.begin(), gang_pending_.end(), 0);
@@ -1105,6 +1130,11 @@ bool PoolRound::PlaceMembers(const std::vector<const QueuedJob*>& members, absl:
     if (node < 0 && evicted_bound_ > 0) {
       node = db_.BestFit(shape.match, shape.dense.data(), kLowestClassLevel, accept, scanned);
       *took_evicted_room = *took_evicted_room || node >= 0;
+    }
+    if (node < 0 && allow_urgency) {
+      node = db_.BestFit(shape.match, shape.dense.data(), classes_[key.cls].scan_level, accept,
+                         scanned);
+      (*urgent)[nodes->size()] = node >= 0;
     }
     if (node < 0) {
       db_.RollbackTo(mark);

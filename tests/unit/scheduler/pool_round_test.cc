@@ -529,6 +529,78 @@ TEST(SchedulePoolTest, GangIsPreemptedAsAUnit) {
   EXPECT_THAT(r.preemptions[1].reason, HasSubstr("gang: member g-0 of gang g was preempted"));
 }
 
+TEST(SchedulePoolTest, UrgentGangPreemptsLowerClassesOnlyWhereFreeRoomIsShort) {
+  Pool pool;
+  pool.config.enable_fair_share_preemption = false;
+  pool.AddNodes(3, Cpu("2"));
+  pool.AddQueue("batch");
+  pool.AddQueue("ml");
+  const JobTemplate* low = pool.Template(Cpu("2"), kLow);
+  pool.Run("batch", "low-0", low, 0, 100);
+  pool.Run("batch", "low-1", low, 1, 100);
+  // Two members of two cpu: the free node and the room of one low job.
+  const JobTemplate* member = pool.Template(Cpu("2"), kHigh, TaskSpec(), 2);
+  pool.Queue("ml", "m0", member, "g");
+  pool.Queue("ml", "m1", member, "g");
+  PoolRoundResult r = pool.Schedule();
+  ASSERT_EQ(r.leases.size(), 2u);
+  int preempting = 0;
+  for (const Lease& l : r.leases) preempting += l.preempted_others ? 1 : 0;
+  EXPECT_EQ(preempting, 1);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].kind, PreemptionKind::kUrgency);
+  EXPECT_THAT(r.preemptions[0].job_id, ::testing::AnyOf("low-0", "low-1"));
+  EXPECT_THAT(r.preemptions[0].caused_by_job, ::testing::AnyOf("m0", "m1"));
+  EXPECT_THAT(r.preemptions[0].reason, HasSubstr("urgency: job m"));
+}
+
+TEST(SchedulePoolTest, GangOfTheSameClassDoesNotPreempt) {
+  Pool pool;
+  pool.config.enable_fair_share_preemption = false;
+  pool.AddNodes(2, Cpu("2"));
+  pool.AddQueue("batch");
+  pool.AddQueue("ml");
+  const JobTemplate* low = pool.Template(Cpu("2"), kLow);
+  pool.Run("batch", "low-0", low, 0, 100);
+  const JobTemplate* member = pool.Template(Cpu("2"), kLow, TaskSpec(), 2);
+  pool.Queue("ml", "m0", member, "g");
+  pool.Queue("ml", "m1", member, "g");
+  PoolRoundResult r = pool.Schedule();
+  EXPECT_TRUE(r.leases.empty());
+  EXPECT_TRUE(r.preemptions.empty());
+  ASSERT_NE(UnschedulableOf(r, "m0"), nullptr);
+  EXPECT_EQ(UnschedulableOf(r, "m0")->code, UnschedulableCode::kGangDoesNotFit);
+}
+
+TEST(SchedulePoolTest, UrgentGangTakesAUniformityValueWithoutPreemptionFirst) {
+  Pool pool;
+  pool.config.enable_fair_share_preemption = false;
+  for (int i = 0; i < 4; ++i) {
+    const int n = pool.AddNode("n" + std::to_string(i), Cpu("2"));
+    pool.node(n).labels["zone"] = i < 2 ? "a" : "b";
+  }
+  pool.AddQueue("batch");
+  pool.AddQueue("ml");
+  const JobTemplate* low = pool.Template(Cpu("2"), kLow);
+  pool.Run("batch", "low-a", low, 0, 100);  // zone a: one node free, one held by a low job
+  const JobTemplate* member = pool.Template(Cpu("2"), kHigh, TaskSpec(), 2, "zone");
+  pool.Queue("ml", "m0", member, "g");
+  pool.Queue("ml", "m1", member, "g");
+  PoolRoundResult r = pool.Schedule();
+  ASSERT_EQ(r.leases.size(), 2u);
+  EXPECT_TRUE(r.preemptions.empty());
+  for (const Lease& l : r.leases) EXPECT_GE(l.node_index, 2) << l.job_id;  // zone b
+
+  // Once zone b is busy too, the gang preempts in one zone, as little as it needs.
+  pool.Run("batch", "low-b", low, 2, 100);
+  pool.Run("batch", "low-b2", low, 3, 100);
+  r = pool.Schedule();
+  ASSERT_EQ(r.leases.size(), 2u);
+  EXPECT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].job_id, "low-a");
+  for (const Lease& l : r.leases) EXPECT_LT(l.node_index, 2) << l.job_id;  // zone a
+}
+
 // ---- limits ---------------------------------------------------------------------------------
 
 TEST(SchedulePoolTest, RoundWideLimitsEndTheRound) {
