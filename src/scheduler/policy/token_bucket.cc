@@ -20,6 +20,12 @@ int64_t TokenBucket::Available(absl::Time now) {
   return static_cast<int64_t>(std::floor(tokens_));
 }
 
+bool TokenBucket::Full(absl::Time now) const {
+  if (unlimited()) return true;
+  const double elapsed = now > refilled_ ? absl::ToDoubleSeconds(now - refilled_) : 0.0;
+  return tokens_ + elapsed * rate_ >= burst_;
+}
+
 void TokenBucket::Take(int64_t n) {
   if (unlimited()) return;
   tokens_ = std::max(0.0, tokens_ - static_cast<double>(n));

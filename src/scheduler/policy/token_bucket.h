@@ -17,6 +17,8 @@ class TokenBucket {
   bool unlimited() const { return rate_ <= 0; }
   // Whole tokens available at `now` (-1 when unlimited). Time going backwards adds nothing.
   int64_t Available(absl::Time now);
+  // Whether the bucket is full at `now` (waiting longer adds nothing); true when unlimited.
+  bool Full(absl::Time now) const;
   // Takes `n` tokens (never below zero; a no-op when unlimited).
   void Take(int64_t n);
 

@@ -92,14 +92,10 @@ class Simulator::PoolQueueIterator final : public QueuedJobIterator {
   int pool_;
 };
 
-void Simulator::Bucket::Refill(absl::Duration now) {
-  if (rate >= 0) tokens = std::min(burst, tokens + rate * absl::ToDoubleSeconds(now - refilled));
-  refilled = now;
-}
-
-int64_t Simulator::Bucket::Available() const {
-  return rate < 0 ? -1 : std::max<int64_t>(0, static_cast<int64_t>(std::floor(tokens)));
-}
+namespace {
+// Simulated time as the absl::Time the token buckets count in.
+absl::Time At(absl::Duration since_start) { return absl::UnixEpoch() + since_start; }
+}  // namespace
 
 Simulator::Simulator(ClusterSpec cluster, WorkloadSpec workload, ScheduleFn schedule)
     : cluster_(std::move(cluster)),
@@ -140,10 +136,15 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
     }
   }
 
-  absl::flat_hash_map<std::string, int> class_index, queue_index;
-  for (size_t i = 0; i < cluster_.config.priority_classes.size(); ++i) {
-    class_index[cluster_.config.priority_classes[i].name] = static_cast<int>(i);
+  // Every pool's classes come in the same (name) order; only their limits differ by pool.
+  std::vector<std::string> class_names;
+  for (const PoolSpec& pool : cluster_.pools) {
+    PoolRoundConfig& config =
+        pool_configs_.emplace_back(MakePoolRoundConfig(cluster_.policy, pool.name, &class_names));
+    config.max_new_jobs = cluster_.max_leases_per_cycle;
   }
+  absl::flat_hash_map<std::string, int> class_index, queue_index;
+  for (size_t i = 0; i < class_names.size(); ++i) class_index[class_names[i]] = static_cast<int>(i);
   for (int q = 0; q < num_queues; ++q) queue_index[workload_.queues[q].name] = q;
 
   // Templates (the workload owns their task specs; it never moves after construction).
@@ -151,7 +152,8 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
     JobTemplate t;
     t.requests = spec.requests;
     t.task = &spec.task;
-    t.priority_class = spec.priority_class.empty() ? 0 : class_index.at(spec.priority_class);
+    t.priority_class = class_index.at(
+        spec.priority_class.empty() ? cluster_.policy.default_priority_class : spec.priority_class);
     t.gang_cardinality = std::max<uint32_t>(1, spec.gang_cardinality);
     t.gang_node_uniformity_label = spec.gang_node_uniformity_label;
     templates_.push_back(std::move(t));
@@ -223,11 +225,10 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
   running_.resize(num_pools);
   last_fair_share_.assign(num_pools, std::vector<double>(num_queues, 0));
   last_adjusted_share_ = last_fair_share_;
-  auto make_bucket = [](const RateLimitSpec& spec) {
-    return Bucket{.rate = spec.rate, .burst = spec.burst, .tokens = spec.burst};
-  };
-  global_bucket_ = make_bucket(cluster_.global_rate_limit);
-  queue_buckets_.assign(num_queues, make_bucket(cluster_.queue_rate_limit));
+  const RateLimit& global = cluster_.policy.rate_limit;
+  const RateLimit& per_queue = cluster_.policy.queue_rate_limit;
+  global_bucket_.emplace(global.rate, global.burst, At(now_));
+  queue_buckets_.assign(num_queues, TokenBucket(per_queue.rate, per_queue.burst, At(now_)));
   return absl::OkStatus();
 }
 
@@ -253,7 +254,7 @@ std::string Simulator::RejectionReason(int template_index) const {
 Simulator::QueueKey Simulator::KeyOf(int job) const {
   const SimJob& j = jobs_[job];
   const JobTemplate& t = templates_[j.template_index];
-  return QueueKey(-cluster_.config.priority_classes[t.priority_class].priority,
+  return QueueKey(-pool_configs_.front().priority_classes[t.priority_class].priority,
                   workload_.jobs[j.template_index].priority, j.submit_time, j.id, job);
 }
 
@@ -333,15 +334,13 @@ bool Simulator::Idle() const {
   for (const auto& queue : queued_) any_queued = any_queued || !queue.empty();
   if (!any_queued) return true;
   // Queued jobs remain with nothing running: only refilling buckets could still change that.
-  bool buckets_full = global_bucket_.Full();
-  for (const Bucket& b : queue_buckets_) buckets_full = buckets_full && b.Full();
+  bool buckets_full = global_bucket_->Full(At(now_));
+  for (const TokenBucket& b : queue_buckets_) buckets_full = buckets_full && b.Full(At(now_));
   return last_cycle_leases_ == 0 && buckets_full;
 }
 
 int Simulator::RunCycle() {
   ++cycles_;
-  global_bucket_.Refill(now_);
-  for (Bucket& b : queue_buckets_) b.Refill(now_);
   int leases = 0;
   for (size_t p = 0; p < nodes_.size(); ++p) {
     std::vector<RunningJob> running;
@@ -359,8 +358,8 @@ int Simulator::RunCycle() {
     input.pool = cluster_.pools[p].name;
     input.nodes = &nodes_[p];
     input.running = &running;
-    input.config = cluster_.config;
-    input.config.global_tokens = global_bucket_.Available();
+    input.config = pool_configs_[p];
+    input.config.global_tokens = global_bucket_->Available(At(now_));
     for (size_t q = 0; q < workload_.queues.size(); ++q) {
       const QueueSpec& spec = workload_.queues[q];
       QueueInput queue;
@@ -370,8 +369,8 @@ int Simulator::RunCycle() {
       queue.queued_demand = queued_demand_[q][p];
       queue.jobs =
           std::make_unique<PoolQueueIterator>(*this, static_cast<int>(q), static_cast<int>(p));
-      if (queue_buckets_[q].rate >= 0) {
-        input.config.queue_tokens[spec.name] = queue_buckets_[q].Available();
+      if (!queue_buckets_[q].unlimited()) {
+        input.config.queue_tokens[spec.name] = queue_buckets_[q].Available(At(now_));
       }
       input.queues.push_back(std::move(queue));
     }
@@ -433,8 +432,16 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     nodes_[pool][j.node].allocated.Add(requests);
     events_.push(Event{now_ + j.duration, event_seq_++, EventType::kFinish, job});
     if (!j.gang_id.empty()) gangs_touched.insert(j.gang_id);
-    global_bucket_.tokens -= 1;
-    queue_buckets_[j.queue_index].tokens -= 1;
+    // Invariant: no lease beyond what the rate limits allowed.
+    if (global_bucket_->Available(At(now_)) == 0) {
+      Anomaly("more leases than the global rate limit allowed");
+    }
+    if (queue_buckets_[j.queue_index].Available(At(now_)) == 0) {
+      Anomaly(absl::StrCat("more leases than queue ", workload_.queues[j.queue_index].name,
+                           "'s rate limit allowed"));
+    }
+    global_bucket_->Take(1);
+    queue_buckets_[j.queue_index].Take(1);
     ++leases;
   }
   // The algorithm may report every queued job it looked at, every round: runs of one queue and
@@ -459,19 +466,10 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     last_adjusted_share_[pool][q] = result.queues[q].adjusted_fair_share;
   }
 
-  // Invariants: no node over its allocatable, no bucket overdrawn, gangs all-or-nothing.
+  // Invariants: no node over its allocatable, gangs all-or-nothing.
   for (const Node& node : nodes_[pool]) {
     if (!node.allocated.FitsIn(node.allocatable)) {
       Anomaly(absl::StrCat("node ", node.id, " is over its allocatable"));
-    }
-  }
-  if (global_bucket_.rate >= 0 && global_bucket_.tokens < 0) {
-    Anomaly("more leases than the global rate limit allowed");
-  }
-  for (size_t q = 0; q < queue_buckets_.size(); ++q) {
-    if (queue_buckets_[q].rate >= 0 && queue_buckets_[q].tokens < 0) {
-      Anomaly(absl::StrCat("more leases than queue ", workload_.queues[q].name,
-                           "'s rate limit allowed"));
     }
   }
   for (const std::string& gang : gangs_touched) {
@@ -491,8 +489,9 @@ double Simulator::DominantShare(int pool, const ResourceList& requests) const {
   const ResourceList& total = pool_totals_[pool];
   for (int r = 0; r < total.size(); ++r) {
     if (total.Get(r).milli() <= 0) continue;
-    auto m = cluster_.config.resource_multipliers.find(r);
-    const double multiplier = m == cluster_.config.resource_multipliers.end() ? 1.0 : m->second;
+    const auto& multipliers = pool_configs_.front().resource_multipliers;
+    auto m = multipliers.find(r);
+    const double multiplier = m == multipliers.end() ? 1.0 : m->second;
     share = std::max(share, multiplier * static_cast<double>(requests.Get(r).milli()) /
                                 static_cast<double>(total.Get(r).milli()));
   }

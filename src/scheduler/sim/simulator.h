@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/scheduler/policy/token_bucket.h"
 #include "src/scheduler/round/pool_round.h"
 #include "src/scheduler/sim/spec.h"
 
@@ -147,15 +149,6 @@ class Simulator {
     int job;
     bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
   };
-  struct Bucket {
-    double rate = -1;  // < 0: no limit
-    double burst = 0;
-    double tokens = 0;
-    absl::Duration refilled;
-    void Refill(absl::Duration now);
-    int64_t Available() const;
-    bool Full() const { return rate < 0 || tokens >= burst; }
-  };
   class PoolQueueIterator;
 
   Simulator(ClusterSpec cluster, WorkloadSpec workload, ScheduleFn schedule);
@@ -194,8 +187,11 @@ class Simulator {
   std::vector<std::vector<double>> last_fair_share_;      // [pool][queue]
   std::vector<std::vector<double>> last_adjusted_share_;  // [pool][queue]
 
-  Bucket global_bucket_;
-  std::vector<Bucket> queue_buckets_;
+  // scheduling.rateLimit and one scheduling.queueRateLimit bucket per queue, on simulated time.
+  std::optional<TokenBucket> global_bucket_;
+  std::vector<TokenBucket> queue_buckets_;
+  // Per pool: the policy's round configuration for that pool (classes in name order).
+  std::vector<PoolRoundConfig> pool_configs_;
 
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   int64_t event_seq_ = 0;

@@ -121,16 +121,6 @@ class Field {
     }
     return out;
   }
-  // {cpu: 0.5} -> resource index -> number
-  absl::StatusOr<absl::flat_hash_map<int, double>> ResourceNumbers() const {
-    absl::flat_hash_map<int, double> out;
-    ASSIGN_OR_RETURN(auto entries, Entries());
-    for (auto& [name, field] : entries) {
-      if (!IsValidResourceName(name)) return field.Error("not a valid resource name");
-      ASSIGN_OR_RETURN(out[ResourceNames::Global().Intern(name)], field.NonNegativeDouble());
-    }
-    return out;
-  }
 
  private:
   YAML::Node node_;
@@ -183,80 +173,38 @@ absl::StatusOr<NodeGroupSpec> ParseNodeGroup(const Field& f, const std::string& 
   return group;
 }
 
-absl::StatusOr<PriorityClass> ParsePriorityClass(const Field& f) {
-  RETURN_IF_ERROR(f.ExpectMap({"name", "priority", "preemptible", "maxFractionPerQueue"}));
-  PriorityClass pc;
-  ASSIGN_OR_RETURN(pc.name, f["name"].String());
-  if (pc.name.empty()) return f["name"].Error("must not be empty");
-  if (f.Has("priority")) {
-    ASSIGN_OR_RETURN(int64_t priority, f["priority"].Int());
-    pc.priority = static_cast<int32_t>(priority);
+// The cluster's `scheduling` section: the server's keys, read by the server's parser. Without
+// priority classes the cluster gets one preemptible class, "default".
+absl::Status ParseScheduling(const YAML::Node& node, absl::string_view file, ClusterSpec& c) {
+  YAML::Node scheduling =
+      node && !node.IsNull() ? YAML::Clone(node) : YAML::Node(YAML::NodeType::Map);
+  Field f(scheduling, "scheduling", file);
+  if (!f.IsMap()) return f.Error("must be a map");
+  if (!f.Has("priorityClasses")) {
+    scheduling["priorityClasses"]["default"]["priority"] = 0;
+    scheduling["priorityClasses"]["default"]["preemptible"] = true;
   }
-  if (f.Has("preemptible")) {
-    ASSIGN_OR_RETURN(pc.preemptible, f["preemptible"].Bool());
-  }
-  ASSIGN_OR_RETURN(pc.max_fraction_per_queue, f["maxFractionPerQueue"].ResourceNumbers());
-  return pc;
-}
-
-absl::StatusOr<RateLimitSpec> ParseRateLimit(const Field& f) {
-  RETURN_IF_ERROR(f.ExpectMap({"rate", "burst"}));
-  RateLimitSpec limit;
-  ASSIGN_OR_RETURN(limit.rate, f["rate"].NonNegativeDouble());
-  ASSIGN_OR_RETURN(limit.burst, f["burst"].NonNegativeDouble());
-  return limit;
-}
-
-absl::Status ParseScheduling(const Field& f, ClusterSpec& c) {
-  RETURN_IF_ERROR(
-      f.ExpectMap({"cyclePeriod", "protectedFractionOfFairShare", "enableFairSharePreemption",
-                   "resourceMultipliers", "indexedResources", "indexedNodeLabels",
-                   "maxFractionToSchedule", "maxFractionToSchedulePerQueue", "maxNewJobsPerCycle",
-                   "rateLimit", "queueRateLimit", "gangLookahead"}));
-  PoolRoundConfig& config = c.config;
   if (f.Has("cyclePeriod")) {
     ASSIGN_OR_RETURN(c.cycle_period, f["cyclePeriod"].Duration());
     if (c.cycle_period <= absl::ZeroDuration()) return f["cyclePeriod"].Error("must be > 0");
   }
-  if (f.Has("protectedFractionOfFairShare")) {
-    ASSIGN_OR_RETURN(config.protected_fraction_of_fair_share,
-                     f["protectedFractionOfFairShare"].NonNegativeDouble());
+  if (f.Has("maxLeasesPerCycle")) {
+    ASSIGN_OR_RETURN(int64_t max_leases, f["maxLeasesPerCycle"].IntAtLeast(1));
+    c.max_leases_per_cycle = static_cast<int>(max_leases);
   }
-  if (f.Has("enableFairSharePreemption")) {
-    ASSIGN_OR_RETURN(config.enable_fair_share_preemption, f["enableFairSharePreemption"].Bool());
+  // The policy's keys, the two above, and server keys the simulator has no use for (it has no
+  // executors to lose, no retries and no lease stream), accepted so a server file can be used.
+  RETURN_IF_ERROR(
+      f.ExpectMap({"priorityClasses", "defaultPriorityClass", "resourceMultipliers",
+                   "enableFairSharePreemption", "protectedFractionOfFairShare", "indexedResources",
+                   "indexedNodeLabels", "maxFractionToSchedule", "maxFractionToSchedulePerQueue",
+                   "rateLimit", "queueRateLimit", "gangLookahead", "cyclePeriod",
+                   "maxLeasesPerCycle", "executorTimeout", "maxRetries", "leaseWait"}));
+  absl::StatusOr<SchedulingPolicy> policy = ParseSchedulingPolicy(scheduling, "scheduling");
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": ", policy.status().message()));
   }
-  ASSIGN_OR_RETURN(config.resource_multipliers, f["resourceMultipliers"].ResourceNumbers());
-  if (f.Has("indexedResources")) {
-    config.indexed_resources.clear();
-    ASSIGN_OR_RETURN(auto names, f["indexedResources"].Elements());
-    for (const Field& n : names) {
-      ASSIGN_OR_RETURN(std::string name, n.String());
-      if (!IsValidResourceName(name)) return n.Error("not a valid resource name");
-      config.indexed_resources.push_back(ResourceNames::Global().Intern(name));
-    }
-  }
-  ASSIGN_OR_RETURN(auto labels, f["indexedNodeLabels"].Elements());
-  for (const Field& l : labels) {
-    ASSIGN_OR_RETURN(std::string label, l.String());
-    config.indexed_node_labels.push_back(std::move(label));
-  }
-  ASSIGN_OR_RETURN(config.max_fraction_to_schedule, f["maxFractionToSchedule"].ResourceNumbers());
-  ASSIGN_OR_RETURN(config.max_fraction_to_schedule_per_queue,
-                   f["maxFractionToSchedulePerQueue"].ResourceNumbers());
-  if (f.Has("maxNewJobsPerCycle")) {
-    ASSIGN_OR_RETURN(int64_t max_new, f["maxNewJobsPerCycle"].IntAtLeast(0));
-    config.max_new_jobs = static_cast<int>(max_new);
-  }
-  if (f.Has("gangLookahead")) {
-    ASSIGN_OR_RETURN(int64_t lookahead, f["gangLookahead"].IntAtLeast(1));
-    config.gang_lookahead = static_cast<int>(lookahead);
-  }
-  if (f.Has("rateLimit")) {
-    ASSIGN_OR_RETURN(c.global_rate_limit, ParseRateLimit(f["rateLimit"]));
-  }
-  if (f.Has("queueRateLimit")) {
-    ASSIGN_OR_RETURN(c.queue_rate_limit, ParseRateLimit(f["queueRateLimit"]));
-  }
+  c.policy = *std::move(policy);
   return absl::OkStatus();
 }
 
@@ -377,7 +325,7 @@ absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text, absl::string_view f
 
 absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_view file) {
   Field f(root, "", file);
-  RETURN_IF_ERROR(f.ExpectMap({"pools", "priorityClasses", "scheduling"}));
+  RETURN_IF_ERROR(f.ExpectMap({"pools", "scheduling"}));
   ClusterSpec c;
   ASSIGN_OR_RETURN(auto pools, f["pools"].Elements());
   if (pools.empty()) return f["pools"].Error("at least one pool is needed");
@@ -396,16 +344,7 @@ absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_vi
     }
     c.pools.push_back(std::move(pool));
   }
-  ASSIGN_OR_RETURN(auto classes, f["priorityClasses"].Elements());
-  for (const Field& pc : classes) {
-    ASSIGN_OR_RETURN(PriorityClass parsed, ParsePriorityClass(pc));
-    c.config.priority_classes.push_back(std::move(parsed));
-  }
-  if (c.config.priority_classes.empty()) {
-    // One preemptible class, so a cluster file may leave classes out.
-    c.config.priority_classes.push_back(PriorityClass{.name = "default"});
-  }
-  if (f.Has("scheduling")) RETURN_IF_ERROR(ParseScheduling(f["scheduling"], c));
+  RETURN_IF_ERROR(ParseScheduling(root.IsMap() ? root["scheduling"] : YAML::Node(), file, c));
   return c;
 }
 
@@ -461,11 +400,7 @@ absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& wo
                                                      "\" is not one of the workload's queues"));
     }
     if (job.priority_class.empty()) continue;
-    bool class_found = false;
-    for (const PriorityClass& pc : cluster.config.priority_classes) {
-      class_found = class_found || pc.name == job.priority_class;
-    }
-    if (!class_found) {
+    if (!cluster.policy.priority_classes.contains(job.priority_class)) {
       return absl::InvalidArgumentError(absl::StrCat(file, ": jobs[", i, "].priorityClass: \"",
                                                      job.priority_class,
                                                      "\" is not one of the cluster's classes"));

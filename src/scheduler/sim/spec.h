@@ -15,6 +15,7 @@
 #include "regatta/v1/types.pb.h"
 #include "src/common/resources.h"
 #include "src/scheduler/nodedb/node.h"
+#include "src/scheduler/policy/policy.h"
 #include "src/scheduler/round/pool_round.h"
 
 namespace YAML {
@@ -38,20 +39,13 @@ struct PoolSpec {
   std::vector<NodeGroupSpec> node_groups;
 };
 
-// A token bucket in jobs: `rate` per second, holding at most `burst`. rate < 0: no limit.
-struct RateLimitSpec {
-  double rate = -1;
-  double burst = 0;
-};
-
 struct ClusterSpec {
   std::vector<PoolSpec> pools;
-  absl::Duration cycle_period = absl::Seconds(1);
-  // Per-round algorithm configuration; the token counts are filled by the simulator from the
-  // buckets below each cycle.
-  PoolRoundConfig config;
-  RateLimitSpec global_rate_limit;
-  RateLimitSpec queue_rate_limit;  // one bucket of this shape per queue
+  // The server's `scheduling` section, read by the same parser (ParseSchedulingPolicy), so an
+  // operator's configuration can be simulated as it is.
+  SchedulingPolicy policy;
+  absl::Duration cycle_period = absl::Seconds(1);  // scheduling.cyclePeriod
+  int max_leases_per_cycle = 0;                    // scheduling.maxLeasesPerCycle; 0: no limit
 };
 
 struct QueueSpec {
@@ -73,7 +67,7 @@ struct JobTemplateSpec {
   std::string queue;
   int count = 1;
   ResourceList requests;
-  std::string priority_class;     // empty: the cluster's first class
+  std::string priority_class;     // empty: scheduling.defaultPriorityClass
   uint32_t priority = 0;          // lower runs first within a queue and class
   regatta::v1::TaskSpec task;     // node selector, tolerations
   uint32_t gang_cardinality = 0;  // 0: no gang

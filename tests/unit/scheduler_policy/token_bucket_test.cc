@@ -19,11 +19,16 @@ TEST(TokenBucketTest, StartsFullRefillsAtItsRateAndCapsAtTheBurst) {
   EXPECT_EQ(bucket.Available(t0 + absl::Seconds(60)), 0);
   // A clock going backwards adds nothing.
   EXPECT_EQ(bucket.Available(t0), 0);
+  // Full once waiting would add nothing more: 5 tokens at 10/s take half a second.
+  EXPECT_FALSE(bucket.Full(t0 + absl::Seconds(60)));
+  EXPECT_FALSE(bucket.Full(t0 + absl::Seconds(60) + absl::Milliseconds(400)));
+  EXPECT_TRUE(bucket.Full(t0 + absl::Seconds(60) + absl::Milliseconds(500)));
 }
 
 TEST(TokenBucketTest, ZeroRateMeansNoLimit) {
   TokenBucket bucket(0, 0, absl::UnixEpoch());
   EXPECT_TRUE(bucket.unlimited());
+  EXPECT_TRUE(bucket.Full(absl::UnixEpoch()));
   bucket.Take(1'000'000);
   EXPECT_EQ(bucket.Available(absl::UnixEpoch()), -1);
 }

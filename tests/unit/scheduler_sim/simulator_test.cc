@@ -168,7 +168,9 @@ TEST(SimulatorTest, QueueOrderIsClassThenPriorityThenSubmitTimeThenId) {
   std::vector<RoundSeen> seen;
   auto sim = Make(R"(
 pools: [{name: p, nodeGroups: [{count: 1, resources: {cpu: 1}}]}]
-priorityClasses: [{name: low, priority: 0}, {name: high, priority: 10}]
+scheduling:
+  priorityClasses: {low: {priority: 0}, high: {priority: 10}}
+  defaultPriorityClass: low
 )",
                   R"(
 queues: [{name: a}, {name: b}]
@@ -186,7 +188,7 @@ jobs:
                   });
   sim->Run(SimOptions{.until = absl::Seconds(1)});
   ASSERT_EQ(seen.size(), 2u);
-  // z names no class: the cluster's first (low).
+  // z names no class: scheduling.defaultPriorityClass (low).
   EXPECT_EQ(seen[1].queue_order[1],
             "urgent0-000000,later-000000,urgent-000000,low-000000,low-000001,z-000000");
 }

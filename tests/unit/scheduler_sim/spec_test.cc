@@ -23,16 +23,18 @@ pools:
         namePrefix: big-
         executor: ex-2
         resources: {cpu: "64"}
-priorityClasses:
-  - {name: low, priority: 0, preemptible: true, maxFractionPerQueue: {cpu: 0.5}}
-  - {name: high, priority: 100, preemptible: false}
 scheduling:
+  priorityClasses:
+    low: {priority: 0, preemptible: true, maxFractionPerQueue: {cpu: 0.5}}
+    high: {priority: 100, preemptible: false}
+  defaultPriorityClass: low
   cyclePeriod: 5s
   protectedFractionOfFairShare: 0.8
   enableFairSharePreemption: false
   resourceMultipliers: {cpu: 1, memory: 0.5}
   indexedNodeLabels: [zone]
-  maxNewJobsPerCycle: 7
+  maxLeasesPerCycle: 7
+  executorTimeout: 1m  # a server key the simulator has no use for: accepted
   rateLimit: {rate: 10, burst: 20}
   queueRateLimit: {rate: 1, burst: 2}
 )";
@@ -55,29 +57,31 @@ TEST(SpecTest, ClusterFieldsAreRead) {
   EXPECT_EQ(pool.node_groups[1].executor_id, "ex-2");
   EXPECT_EQ(pool.node_groups[1].resources.Get(ResourceNames::kCpu), Quantity::FromUnits(64));
 
-  const PoolRoundConfig& config = c->config;
-  ASSERT_EQ(config.priority_classes.size(), 2u);
-  EXPECT_EQ(config.priority_classes[1].name, "high");
-  EXPECT_EQ(config.priority_classes[1].priority, 100);
-  EXPECT_FALSE(config.priority_classes[1].preemptible);
-  EXPECT_DOUBLE_EQ(config.priority_classes[0].max_fraction_per_queue.at(ResourceNames::kCpu), 0.5);
+  // The server's parser read the section: the same policy as in regatta.yaml.
+  const SchedulingPolicy& policy = c->policy;
+  ASSERT_EQ(policy.priority_classes.size(), 2u);
+  EXPECT_EQ(policy.priority_classes.at("high").priority, 100);
+  EXPECT_FALSE(policy.priority_classes.at("high").preemptible);
+  EXPECT_DOUBLE_EQ(policy.priority_classes.at("low").max_fraction_per_queue.at("cpu"), 0.5);
+  EXPECT_EQ(policy.default_priority_class, "low");
   EXPECT_EQ(c->cycle_period, absl::Seconds(5));
-  EXPECT_DOUBLE_EQ(config.protected_fraction_of_fair_share, 0.8);
-  EXPECT_FALSE(config.enable_fair_share_preemption);
-  EXPECT_DOUBLE_EQ(config.resource_multipliers.at(ResourceNames::kMemory), 0.5);
-  EXPECT_EQ(config.indexed_node_labels, std::vector<std::string>{"zone"});
-  EXPECT_EQ(config.max_new_jobs, 7);
-  EXPECT_DOUBLE_EQ(c->global_rate_limit.rate, 10);
-  EXPECT_DOUBLE_EQ(c->global_rate_limit.burst, 20);
-  EXPECT_DOUBLE_EQ(c->queue_rate_limit.burst, 2);
+  EXPECT_EQ(c->max_leases_per_cycle, 7);
+  EXPECT_DOUBLE_EQ(policy.protected_fraction_of_fair_share, 0.8);
+  EXPECT_FALSE(policy.enable_fair_share_preemption);
+  EXPECT_DOUBLE_EQ(policy.resource_multipliers.at("memory"), 0.5);
+  EXPECT_EQ(policy.indexed_node_labels, std::vector<std::string>{"zone"});
+  EXPECT_DOUBLE_EQ(policy.rate_limit.rate, 10);
+  EXPECT_EQ(policy.rate_limit.burst, 20);
+  EXPECT_EQ(policy.queue_rate_limit.burst, 2);
 }
 
 TEST(SpecTest, ClusterWithoutClassesGetsOnePreemptibleClass) {
   auto c = ParseClusterYaml("pools: [{name: p, nodeGroups: [{resources: {cpu: 1}}]}]", "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
-  ASSERT_EQ(c->config.priority_classes.size(), 1u);
-  EXPECT_TRUE(c->config.priority_classes[0].preemptible);
-  EXPECT_EQ(c->global_rate_limit.rate, -1);  // no limit
+  ASSERT_EQ(c->policy.priority_classes.size(), 1u);
+  EXPECT_TRUE(c->policy.priority_classes.at("default").preemptible);
+  EXPECT_EQ(c->policy.default_priority_class, "default");
+  EXPECT_EQ(c->policy.rate_limit.rate, 0);  // no limit
 }
 
 TEST(SpecTest, WorkloadFieldsAreRead) {
@@ -188,6 +192,16 @@ TEST(SpecTest, ClusterErrorsNameFileAndField) {
       ParseClusterYaml("pools: [{name: p}]\nscheduling: {cyclePeriod: 0s}", "cluster.yaml");
   EXPECT_THAT(std::string(period.status().message()),
               HasSubstr("cluster.yaml: scheduling.cyclePeriod: must be > 0"));
+  // The policy's own errors, with the file in front.
+  auto klass = ParseClusterYaml(
+      "pools: [{name: p}]\nscheduling: {priorityClasses: {low: {preemptible: true}}}",
+      "cluster.yaml");
+  EXPECT_THAT(std::string(klass.status().message()),
+              HasSubstr("cluster.yaml: scheduling.priorityClasses.low.priority: required"));
+  auto unknown =
+      ParseClusterYaml("pools: [{name: p}]\nscheduling: {maxNewJobsPerCycle: 3}", "cluster.yaml");
+  EXPECT_THAT(std::string(unknown.status().message()),
+              HasSubstr("cluster.yaml: scheduling.maxNewJobsPerCycle: unknown field"));
   auto memory = ParseClusterYaml("pools: [{name: p, nodeGroups: [{resources: {memory: 1Qi}}]}]",
                                  "cluster.yaml");
   EXPECT_THAT(std::string(memory.status().message()),
