@@ -84,7 +84,7 @@ TEST_F(BulkTest, CancellingAQueueEndsItsRunningAndQueuedJobsOnly) {
   FillNode();
   // The node is full: this one waits in queue a.
   const std::string waiting = SubmitSleeper("a", "preemptible");
-  EXPECT_EQ(JobState(waiting), "JOB_STATE_QUEUED");
+  ASSERT_EQ(WaitForState(waiting, {"JOB_STATE_QUEUED"}), "JOB_STATE_QUEUED");
   RunResult r = Cli({"cancel", "--queue", "a", "--reason", "drain"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "cancel requested for 3 jobs of queue a\n");
