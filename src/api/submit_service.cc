@@ -192,7 +192,7 @@ absl::Status SubmitService::AuthorizeJobs(const auth::Principal& principal,
 }
 
 absl::Status SubmitService::PublishPerJobSet(
-    const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+    const auth::Principal& principal, absl::Span<const store::JobLocation> jobs,
     const std::function<void(const store::JobLocation&, Event&)>& make) {
   // A bulk request may cover a million jobs of one job set: cap each sequence well under the
   // log's record limit (and the ingester's batch) by starting a new one every so many events.
@@ -320,15 +320,21 @@ absl::StatusOr<int32_t> SubmitService::PublishForSelected(const auth::Principal&
   RETURN_IF_ERROR(
       ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout));
   ASSIGN_OR_RETURN(std::vector<store::JobLocation> jobs, ctx_->store->FindJobs(selector));
-  RETURN_IF_ERROR(PublishPerJobSet(principal, jobs, [&](const auto& loc, Event& e) {
-    if (action == BulkAction::kCancel) {
-      e.mutable_cancel_job()->set_job_id(loc.job_id);
-      e.mutable_cancel_job()->set_reason(std::string(reason));
-    } else {
-      e.mutable_preempt_job()->set_job_id(loc.job_id);
-      e.mutable_preempt_job()->set_reason(std::string(reason));
-    }
-  }));
+  // Bounds the events held in memory at once.
+  constexpr size_t kJobsPerAppend = 100'000;
+  const absl::Span<const store::JobLocation> all(jobs);
+  for (size_t begin = 0; begin < all.size(); begin += kJobsPerAppend) {
+    RETURN_IF_ERROR(PublishPerJobSet(principal, all.subspan(begin, kJobsPerAppend),
+                                     [&](const auto& loc, Event& e) {
+                                       if (action == BulkAction::kCancel) {
+                                         e.mutable_cancel_job()->set_job_id(loc.job_id);
+                                         e.mutable_cancel_job()->set_reason(std::string(reason));
+                                       } else {
+                                         e.mutable_preempt_job()->set_job_id(loc.job_id);
+                                         e.mutable_preempt_job()->set_reason(std::string(reason));
+                                       }
+                                     }));
+  }
   return static_cast<int32_t>(jobs.size());
 }
 

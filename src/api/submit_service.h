@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 #include "src/api/api_context.h"
 
@@ -79,7 +80,7 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   // Publishes one sequence per (queue, job set) of `jobs` (several for a huge job set), each
   // job's event made by `make`; all in one atomic append.
   absl::Status PublishPerJobSet(
-      const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+      const auth::Principal& principal, absl::Span<const store::JobLocation> jobs,
       const std::function<void(const store::JobLocation&, regatta::v1::Event&)>& make);
   // INVALID_ARGUMENT "queue: required", NOT_FOUND for an unknown queue, PERMISSION_DENIED
   // without `verb` on it.
@@ -87,7 +88,9 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
                                                      absl::string_view name, auth::QueueVerb verb);
   enum class BulkAction { kCancel, kPreempt };
   // Waits for the views to hold the log so far, then publishes `action` for every job
-  // `selector` finds; returns how many.
+  // `selector` finds, in appends of at most 100 000 jobs (a queue may hold a million); answers
+  // once all are durable, with how many. A failure part way leaves the earlier appends: a retry
+  // is harmless (requests on jobs already cancel- or preempt-requested change nothing).
   absl::StatusOr<int32_t> PublishForSelected(const auth::Principal& principal,
                                              const store::JobSelector& selector, BulkAction action,
                                              absl::string_view reason);
