@@ -1,6 +1,7 @@
 // The submit API end to end: a real gRPC client on loopback → authentication → authorization →
 // validation → dedup → one durable (fsync'd) log append per call → answer. Batches of 1000 jobs.
 // items_per_second is jobs/s. Run: build/default/bench/api/submit_bench
+// (BM_CancelQueue alone: --benchmark_filter=CancelQueue)
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -113,6 +114,58 @@ BENCHMARK(BM_SubmitBatch)
     ->Threads(4)
     ->UseRealTime()
     ->MinTime(3.0);
+
+// `regatta cancel --queue Q` on a queue of `jobs` queued jobs (submitted and ingested before the
+// clock starts): find them, publish one cancel per job, answer once durable.
+void BM_CancelQueue(benchmark::State& state) {
+  Shared& s = Get();
+  auto queues = regatta::v1::QueueService::NewStub(s.channel);
+  auto stub = regatta::v1::SubmitService::NewStub(s.channel);
+  const int jobs = static_cast<int>(state.range(0));
+  static int next_queue = 0;
+  int64_t counter = 0;
+  int64_t cancelled = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::string queue = absl::StrCat("bulk-", next_queue++);
+    regatta::v1::CreateQueueRequest create;
+    create.mutable_queue()->set_name(queue);
+    regatta::v1::Queue created;
+    grpc::ClientContext create_ctx;
+    if (!queues->CreateQueue(&create_ctx, create, &created).ok()) std::abort();
+    for (int submitted = 0; submitted < jobs; submitted += 10'000) {
+      auto req = Batch(std::min(10'000, jobs - submitted), false, &counter);
+      req.set_queue(queue);
+      regatta::v1::SubmitJobsResponse resp;
+      grpc::ClientContext ctx;
+      if (!stub->SubmitJobs(&ctx, req, &resp).ok()) std::abort();
+    }
+    if (!s.platform->WaitForViews(s.platform->log()->LastOffset(), absl::Now() + absl::Minutes(5))
+             .ok()) {
+      std::abort();
+    }
+    state.ResumeTiming();
+    regatta::v1::CancelQueueRequest cancel;
+    cancel.set_queue(queue);
+    regatta::v1::CancelQueueResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status status = stub->CancelQueue(&ctx, cancel, &resp);
+    if (!status.ok()) {
+      state.SkipWithError(status.error_message().c_str());
+      break;
+    }
+    // Less than `jobs` by the few the embedded executor ran to the end meanwhile.
+    cancelled += resp.cancel_requested_count();
+  }
+  state.SetItemsProcessed(cancelled);
+}
+
+BENCHMARK(BM_CancelQueue)
+    ->ArgName("jobs")
+    ->Arg(100'000)
+    ->Iterations(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace regatta

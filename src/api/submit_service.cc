@@ -40,6 +40,28 @@ absl::StatusOr<regatta::v1::Queue> LoadQueueForRequest(store::Store& store,
   return queue;
 }
 
+// The states a cancel may select: INVALID_ARGUMENT naming states[i] otherwise.
+absl::Status CheckCancellableStates(const google::protobuf::RepeatedField<int>& states) {
+  for (int i = 0; i < states.size(); ++i) {
+    JobState s = static_cast<JobState>(states[i]);
+    if (s != regatta::v1::JOB_STATE_QUEUED && s != regatta::v1::JOB_STATE_LEASED &&
+        s != regatta::v1::JOB_STATE_PENDING && s != regatta::v1::JOB_STATE_RUNNING) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("states[", i, "]: ", regatta::v1::JobState_Name(s),
+                       " cannot be cancelled (use QUEUED, LEASED, PENDING or RUNNING)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Preemption stops a run, so only jobs with one qualify (Armada leaves queued jobs alone).
+const std::vector<JobState>& PreemptibleStates() {
+  static const auto* states =
+      new std::vector<JobState>{regatta::v1::JOB_STATE_LEASED, regatta::v1::JOB_STATE_PENDING,
+                                regatta::v1::JOB_STATE_RUNNING};
+  return *states;
+}
+
 }  // namespace
 
 absl::Mutex& SubmitService::DedupLock(absl::string_view queue) {
@@ -170,23 +192,27 @@ absl::Status SubmitService::AuthorizeJobs(const auth::Principal& principal,
 }
 
 absl::Status SubmitService::PublishPerJobSet(
-    const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+    const auth::Principal& principal, absl::Span<const store::JobLocation> jobs,
     const std::function<void(const store::JobLocation&, Event&)>& make) {
-  std::map<std::pair<std::string, std::string>, EventSequence> by_job_set;
+  // A bulk request may cover a million jobs of one job set: cap each sequence well under the
+  // log's record limit (and the ingester's batch) by starting a new one every so many events.
+  constexpr int kMaxEventsPerSequence = 10'000;
+  std::map<std::pair<std::string, std::string>, std::vector<EventSequence>> by_job_set;
   const absl::Time now = ctx_->clock->Now();
   for (const auto& loc : jobs) {
-    auto key = std::make_pair(loc.queue, loc.job_set);
-    auto it = by_job_set.find(key);
-    if (it == by_job_set.end()) {
-      it = by_job_set.emplace(key, NewSequence(principal, loc.queue, loc.job_set)).first;
+    std::vector<EventSequence>& seqs = by_job_set[std::make_pair(loc.queue, loc.job_set)];
+    if (seqs.empty() || seqs.back().events_size() >= kMaxEventsPerSequence) {
+      seqs.push_back(NewSequence(principal, loc.queue, loc.job_set));
     }
-    Event* event = it->second.add_events();
+    Event* event = seqs.back().add_events();
     SetTimestamp(now, event->mutable_created());
     make(loc, *event);
   }
   if (by_job_set.empty()) return absl::OkStatus();
   std::vector<EventSequence> batch;
-  for (auto& [key, seq] : by_job_set) batch.push_back(std::move(seq));
+  for (auto& [key, seqs] : by_job_set) {
+    for (EventSequence& seq : seqs) batch.push_back(std::move(seq));
+  }
   return ctx_->log->Append(std::move(batch)).status();
 }
 
@@ -213,15 +239,7 @@ absl::Status SubmitService::CancelSet(const auth::Principal& principal,
   ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kCancel));
   if (request.job_set().empty()) return absl::InvalidArgumentError("job_set: required");
-  for (int i = 0; i < request.states_size(); ++i) {
-    JobState s = request.states(i);
-    if (s != regatta::v1::JOB_STATE_QUEUED && s != regatta::v1::JOB_STATE_LEASED &&
-        s != regatta::v1::JOB_STATE_PENDING && s != regatta::v1::JOB_STATE_RUNNING) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("states[", i, "]: ", regatta::v1::JobState_Name(s),
-                       " cannot be cancelled (use QUEUED, LEASED, PENDING or RUNNING)"));
-    }
-  }
+  RETURN_IF_ERROR(CheckCancellableStates(request.states()));
   EventSequence seq = NewSequence(principal, queue.name(), request.job_set());
   Event* event = seq.add_events();
   SetTimestamp(ctx_->clock->Now(), event->mutable_created());
@@ -278,6 +296,122 @@ absl::StatusOr<regatta::v1::PreemptJobsResponse> SubmitService::Preempt(
   return response;
 }
 
+// ---- Bulk: a whole queue, executor or node ------------------------------------------------
+
+absl::StatusOr<regatta::v1::Queue> SubmitService::LoadTargetQueue(const auth::Principal& principal,
+                                                                  absl::string_view name,
+                                                                  auth::QueueVerb verb) {
+  if (name.empty()) return absl::InvalidArgumentError("queue: required");
+  absl::StatusOr<regatta::v1::Queue> queue = ctx_->store->GetQueue(name);
+  if (absl::IsNotFound(queue.status())) {
+    // The queue is what the call addresses (REST: /v1/queues/{name}:cancel), so NOT_FOUND.
+    return absl::NotFoundError(absl::StrCat("queue: queue \"", name, "\" does not exist"));
+  }
+  if (!queue.ok()) return queue.status();
+  RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, *queue, verb));
+  return queue;
+}
+
+absl::StatusOr<int32_t> SubmitService::PublishForSelected(const auth::Principal& principal,
+                                                          const store::JobSelector& selector,
+                                                          BulkAction action,
+                                                          absl::string_view reason) {
+  // Every job the log holds so far, including one submitted a moment ago.
+  RETURN_IF_ERROR(
+      ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout));
+  ASSIGN_OR_RETURN(std::vector<store::JobLocation> jobs, ctx_->store->FindJobs(selector));
+  // Bounds the events held in memory at once.
+  constexpr size_t kJobsPerAppend = 100'000;
+  const absl::Span<const store::JobLocation> all(jobs);
+  for (size_t begin = 0; begin < all.size(); begin += kJobsPerAppend) {
+    RETURN_IF_ERROR(PublishPerJobSet(principal, all.subspan(begin, kJobsPerAppend),
+                                     [&](const auto& loc, Event& e) {
+                                       if (action == BulkAction::kCancel) {
+                                         e.mutable_cancel_job()->set_job_id(loc.job_id);
+                                         e.mutable_cancel_job()->set_reason(std::string(reason));
+                                       } else {
+                                         e.mutable_preempt_job()->set_job_id(loc.job_id);
+                                         e.mutable_preempt_job()->set_reason(std::string(reason));
+                                       }
+                                     }));
+  }
+  return static_cast<int32_t>(jobs.size());
+}
+
+absl::StatusOr<regatta::v1::CancelQueueResponse> SubmitService::CancelAllInQueue(
+    const auth::Principal& principal, const regatta::v1::CancelQueueRequest& request) {
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue,
+                   LoadTargetQueue(principal, request.queue(), auth::QueueVerb::kCancel));
+  RETURN_IF_ERROR(ValidatePriorityClassFilter(request.priority_classes(), ctx_->policy));
+  RETURN_IF_ERROR(CheckCancellableStates(request.states()));
+  store::JobSelector selector{.queues = {queue.name()}};
+  selector.priority_classes.assign(request.priority_classes().begin(),
+                                   request.priority_classes().end());
+  for (int s : request.states()) selector.states.push_back(static_cast<JobState>(s));
+  ASSIGN_OR_RETURN(int32_t count,
+                   PublishForSelected(principal, selector, BulkAction::kCancel, request.reason()));
+  regatta::v1::CancelQueueResponse response;
+  response.set_cancel_requested_count(count);
+  return response;
+}
+
+absl::StatusOr<regatta::v1::PreemptQueueResponse> SubmitService::PreemptAllInQueue(
+    const auth::Principal& principal, const regatta::v1::PreemptQueueRequest& request) {
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue,
+                   LoadTargetQueue(principal, request.queue(), auth::QueueVerb::kPreempt));
+  RETURN_IF_ERROR(ValidatePriorityClassFilter(request.priority_classes(), ctx_->policy));
+  store::JobSelector selector{.queues = {queue.name()}, .states = PreemptibleStates()};
+  selector.priority_classes.assign(request.priority_classes().begin(),
+                                   request.priority_classes().end());
+  ASSIGN_OR_RETURN(int32_t count,
+                   PublishForSelected(principal, selector, BulkAction::kPreempt, request.reason()));
+  regatta::v1::PreemptQueueResponse response;
+  response.set_preempt_requested_count(count);
+  return response;
+}
+
+namespace {
+
+// CancelOnExecutorRequest and PreemptOnExecutorRequest carry the same selection.
+template <typename Request>
+absl::StatusOr<store::JobSelector> ExecutorSelector(const Request& request,
+                                                    const SubmitPolicy& policy) {
+  if (request.executor_id().empty()) return absl::InvalidArgumentError("executor_id: required");
+  RETURN_IF_ERROR(ValidatePriorityClassFilter(request.priority_classes(), policy));
+  store::JobSelector selector{.executor_id = request.executor_id(), .node_id = request.node_id()};
+  selector.queues.assign(request.queues().begin(), request.queues().end());
+  selector.priority_classes.assign(request.priority_classes().begin(),
+                                   request.priority_classes().end());
+  return selector;
+}
+
+}  // namespace
+
+absl::StatusOr<regatta::v1::CancelOnExecutorResponse> SubmitService::CancelAllOnExecutor(
+    const auth::Principal& principal, const regatta::v1::CancelOnExecutorRequest& request) {
+  ASSIGN_OR_RETURN(store::JobSelector selector, ExecutorSelector(request, ctx_->policy));
+  // An executor runs jobs of many queues: only a global permission spans them.
+  RETURN_IF_ERROR(ctx_->authorizer->CheckGlobal(principal, auth::GlobalPermission::kCancelAnyJobs));
+  ASSIGN_OR_RETURN(int32_t count,
+                   PublishForSelected(principal, selector, BulkAction::kCancel, request.reason()));
+  regatta::v1::CancelOnExecutorResponse response;
+  response.set_cancel_requested_count(count);
+  return response;
+}
+
+absl::StatusOr<regatta::v1::PreemptOnExecutorResponse> SubmitService::PreemptAllOnExecutor(
+    const auth::Principal& principal, const regatta::v1::PreemptOnExecutorRequest& request) {
+  ASSIGN_OR_RETURN(store::JobSelector selector, ExecutorSelector(request, ctx_->policy));
+  selector.states = PreemptibleStates();
+  RETURN_IF_ERROR(
+      ctx_->authorizer->CheckGlobal(principal, auth::GlobalPermission::kPreemptAnyJobs));
+  ASSIGN_OR_RETURN(int32_t count,
+                   PublishForSelected(principal, selector, BulkAction::kPreempt, request.reason()));
+  regatta::v1::PreemptOnExecutorResponse response;
+  response.set_preempt_requested_count(count);
+  return response;
+}
+
 // ---- gRPC adapters ----------------------------------------------------------------------------
 
 grpc::Status SubmitService::SubmitJobs(grpc::ServerContext* call,
@@ -311,6 +445,34 @@ grpc::Status SubmitService::PreemptJobs(grpc::ServerContext* call,
                                         regatta::v1::PreemptJobsResponse* response) {
   return Serve(ctx_, call, response,
                [&](const auth::Principal& p) { return Preempt(p, *request); });
+}
+
+grpc::Status SubmitService::CancelQueue(grpc::ServerContext* call,
+                                        const regatta::v1::CancelQueueRequest* request,
+                                        regatta::v1::CancelQueueResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return CancelAllInQueue(p, *request); });
+}
+
+grpc::Status SubmitService::PreemptQueue(grpc::ServerContext* call,
+                                         const regatta::v1::PreemptQueueRequest* request,
+                                         regatta::v1::PreemptQueueResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return PreemptAllInQueue(p, *request); });
+}
+
+grpc::Status SubmitService::CancelOnExecutor(grpc::ServerContext* call,
+                                             const regatta::v1::CancelOnExecutorRequest* request,
+                                             regatta::v1::CancelOnExecutorResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return CancelAllOnExecutor(p, *request); });
+}
+
+grpc::Status SubmitService::PreemptOnExecutor(grpc::ServerContext* call,
+                                              const regatta::v1::PreemptOnExecutorRequest* request,
+                                              regatta::v1::PreemptOnExecutorResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return PreemptAllOnExecutor(p, *request); });
 }
 
 }  // namespace regatta::api

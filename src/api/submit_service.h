@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 #include "src/api/api_context.h"
 
@@ -31,6 +32,18 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   grpc::Status PreemptJobs(grpc::ServerContext* call,
                            const regatta::v1::PreemptJobsRequest* request,
                            regatta::v1::PreemptJobsResponse* response) override;
+  grpc::Status CancelQueue(grpc::ServerContext* call,
+                           const regatta::v1::CancelQueueRequest* request,
+                           regatta::v1::CancelQueueResponse* response) override;
+  grpc::Status PreemptQueue(grpc::ServerContext* call,
+                            const regatta::v1::PreemptQueueRequest* request,
+                            regatta::v1::PreemptQueueResponse* response) override;
+  grpc::Status CancelOnExecutor(grpc::ServerContext* call,
+                                const regatta::v1::CancelOnExecutorRequest* request,
+                                regatta::v1::CancelOnExecutorResponse* response) override;
+  grpc::Status PreemptOnExecutor(grpc::ServerContext* call,
+                                 const regatta::v1::PreemptOnExecutorRequest* request,
+                                 regatta::v1::PreemptOnExecutorResponse* response) override;
 
   // The transport-neutral cores (also used by tests and benchmarks).
   absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
@@ -43,6 +56,16 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
       const auth::Principal& principal, const regatta::v1::ReprioritizeJobsRequest& request);
   absl::StatusOr<regatta::v1::PreemptJobsResponse> Preempt(
       const auth::Principal& principal, const regatta::v1::PreemptJobsRequest& request);
+  // Bulk: every non-terminal job of a queue (queue verb), or on an executor or node (global
+  // permission, as it spans queues). Answer with how many jobs a request was published for.
+  absl::StatusOr<regatta::v1::CancelQueueResponse> CancelAllInQueue(
+      const auth::Principal& principal, const regatta::v1::CancelQueueRequest& request);
+  absl::StatusOr<regatta::v1::PreemptQueueResponse> PreemptAllInQueue(
+      const auth::Principal& principal, const regatta::v1::PreemptQueueRequest& request);
+  absl::StatusOr<regatta::v1::CancelOnExecutorResponse> CancelAllOnExecutor(
+      const auth::Principal& principal, const regatta::v1::CancelOnExecutorRequest& request);
+  absl::StatusOr<regatta::v1::PreemptOnExecutorResponse> PreemptAllOnExecutor(
+      const auth::Principal& principal, const regatta::v1::PreemptOnExecutorRequest& request);
 
  private:
   // Looks jobs up in the views (waiting for the views to catch up with the log once if some
@@ -54,10 +77,23 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   // Loads each distinct queue of `jobs` and checks `verb` on it.
   absl::Status AuthorizeJobs(const auth::Principal& principal,
                              const std::vector<store::JobLocation>& jobs, auth::QueueVerb verb);
-  // Publishes one sequence per (queue, job set) of `jobs`, each job's event made by `make`.
+  // Publishes one sequence per (queue, job set) of `jobs` (several for a huge job set), each
+  // job's event made by `make`; all in one atomic append.
   absl::Status PublishPerJobSet(
-      const auth::Principal& principal, const std::vector<store::JobLocation>& jobs,
+      const auth::Principal& principal, absl::Span<const store::JobLocation> jobs,
       const std::function<void(const store::JobLocation&, regatta::v1::Event&)>& make);
+  // INVALID_ARGUMENT "queue: required", NOT_FOUND for an unknown queue, PERMISSION_DENIED
+  // without `verb` on it.
+  absl::StatusOr<regatta::v1::Queue> LoadTargetQueue(const auth::Principal& principal,
+                                                     absl::string_view name, auth::QueueVerb verb);
+  enum class BulkAction { kCancel, kPreempt };
+  // Waits for the views to hold the log so far, then publishes `action` for every job
+  // `selector` finds, in appends of at most 100 000 jobs (a queue may hold a million); answers
+  // once all are durable, with how many. A failure part way leaves the earlier appends: a retry
+  // is harmless (requests on jobs already cancel- or preempt-requested change nothing).
+  absl::StatusOr<int32_t> PublishForSelected(const auth::Principal& principal,
+                                             const store::JobSelector& selector, BulkAction action,
+                                             absl::string_view reason);
   absl::Mutex& DedupLock(absl::string_view queue);
 
   const ApiContext* ctx_;

@@ -136,6 +136,15 @@ absl::Status CheckAffinity(const JobSubmitRequestItem& item, absl::string_view f
   return absl::OkStatus();
 }
 
+absl::Status CheckPriorityClass(absl::string_view name, absl::string_view field,
+                                const SubmitPolicy& policy) {
+  if (policy.priority_classes.count(std::string(name))) return absl::OkStatus();
+  std::vector<std::string> known;
+  for (const auto& [known_name, pc] : policy.priority_classes) known.push_back(known_name);
+  return Invalid(field, absl::StrCat("unknown priority class \"", name,
+                                     "\" (known: ", absl::StrJoin(known, ", "), ")"));
+}
+
 absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const SubmitPolicy& policy) {
   const std::string prefix = absl::StrCat("items[", index, "]");
   const size_t size = item.ByteSizeLong();
@@ -147,12 +156,9 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
     return Invalid(absl::StrCat(prefix, ".client_id"),
                    absl::StrCat("longer than ", policy.max_client_id_length, " characters"));
   }
-  if (!item.priority_class().empty() && !policy.priority_classes.count(item.priority_class())) {
-    std::vector<std::string> known;
-    for (const auto& [name, pc] : policy.priority_classes) known.push_back(name);
-    return Invalid(absl::StrCat(prefix, ".priority_class"),
-                   absl::StrCat("unknown priority class \"", item.priority_class(),
-                                "\" (known: ", absl::StrJoin(known, ", "), ")"));
+  if (!item.priority_class().empty()) {
+    RETURN_IF_ERROR(
+        CheckPriorityClass(item.priority_class(), absl::StrCat(prefix, ".priority_class"), policy));
   }
   RETURN_IF_ERROR(CheckStringMap(item.labels(), absl::StrCat(prefix, ".labels"), 317));
   RETURN_IF_ERROR(CheckStringMap(item.annotations(), absl::StrCat(prefix, ".annotations"), 317));
@@ -297,6 +303,16 @@ void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPo
 void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy) {
   if (job.priority_class().empty()) job.set_priority_class(policy.default_priority_class);
   NormalizeResources(*job.mutable_task(), policy);
+}
+
+absl::Status ValidatePriorityClassFilter(
+    const google::protobuf::RepeatedPtrField<std::string>& priority_classes,
+    const SubmitPolicy& policy) {
+  for (int i = 0; i < priority_classes.size(); ++i) {
+    RETURN_IF_ERROR(
+        CheckPriorityClass(priority_classes[i], absl::StrCat("priority_classes[", i, "]"), policy));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateQueueSpec(const regatta::v1::Queue& queue, const SubmitPolicy& policy) {

@@ -46,6 +46,12 @@ void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy);
 
 // Checks a queue spec for create/update (name, priority factor, resource limits). Permission
 // entries are checked by the auth library.
+// A bulk request's priority class filter: INVALID_ARGUMENT "priority_classes[i]: unknown
+// priority class ..." (a typo would otherwise match nothing, silently).
+absl::Status ValidatePriorityClassFilter(
+    const google::protobuf::RepeatedPtrField<std::string>& priority_classes,
+    const SubmitPolicy& policy);
+
 absl::Status ValidateQueueSpec(const regatta::v1::Queue& queue, const SubmitPolicy& policy);
 
 // Queue and job-set names: 1-63 characters of [a-z0-9._-] (queue), starting alphanumeric.

@@ -50,6 +50,15 @@ CLI::App* AddVerb(CLI::App* parent, const std::string& name, const std::string& 
   return verb;
 }
 
+// The bulk selection flags of `cancel` and `preempt`.
+void AddBulkFlags(CLI::App* verb, JobSelection& selection) {
+  verb->add_option("--executor", selection.executor,
+                   "Every job running (or leased) on this executor");
+  verb->add_option("--node", selection.node, "With --executor: only jobs on this node");
+  verb->add_option("--priority-class", selection.priority_classes,
+                   "Whole queue or executor: only jobs of these priority classes, e.g. low,batch");
+}
+
 // Adds the flags shared by `queue create` and `queue update`.
 void AddQueueSpecFlags(CLI::App* verb, QueueOptions& options, double& priority_factor) {
   verb->add_option("NAME", options.name, "Queue name");
@@ -206,13 +215,17 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   std::string reason;
   int64_t priority = 0;
   {
-    CLI::App* cancel =
-        AddVerb(&app, "cancel", "Cancel jobs by id, or a job set with --queue and --job-set");
+    CLI::App* cancel = AddVerb(&app, "cancel",
+                               "Cancel jobs by id, a job set (--queue Q --job-set S), a whole "
+                               "queue (--queue Q) or everything on an executor (--executor E)");
     cancel->add_option("JOB_ID", selection.job_ids, "Job ids");
-    cancel->add_option("--queue", selection.queue, "Queue of the job set");
+    cancel->add_option("--queue", selection.queue,
+                       "Queue of the job set; alone: the whole queue; with --executor: only "
+                       "this queue's jobs");
     cancel->add_option("--job-set", selection.job_set, "Job set to cancel");
     cancel->add_option("--state", states,
-                       "Job-set cancel: only jobs in these states, e.g. QUEUED,RUNNING");
+                       "Job-set or queue cancel: only jobs in these states, e.g. QUEUED,RUNNING");
+    AddBulkFlags(cancel, selection);
     cancel->add_option("--reason", reason, "Why (recorded in the job's events)");
     cancel->callback(
         [&] { status_action([&] { return Cancel(env, selection, states, reason); }); });
@@ -226,9 +239,14 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     reprioritize->callback(
         [&] { status_action([&] { return Reprioritize(env, selection, priority); }); });
 
-    CLI::App* preempt = AddVerb(&app, "preempt", "Preempt running jobs");
-    preempt->add_option("JOB_ID", selection.job_ids, "Job ids")->required();
-    preempt->add_option("--queue", selection.queue, "Queue of the jobs (optional)");
+    CLI::App* preempt = AddVerb(&app, "preempt",
+                                "Preempt running jobs by id, of a whole queue (--queue Q) or on "
+                                "an executor (--executor E); queued jobs are left alone");
+    preempt->add_option("JOB_ID", selection.job_ids, "Job ids");
+    preempt->add_option("--queue", selection.queue,
+                        "Queue of the jobs (optional); alone: the whole queue; with "
+                        "--executor: only this queue's jobs");
+    AddBulkFlags(preempt, selection);
     preempt->add_option("--job-set", selection.job_set, "Job set of the jobs (optional)");
     preempt->add_option("--reason", reason, "Why (recorded in the job's events)");
     preempt->callback([&] { status_action([&] { return Preempt(env, selection, reason); }); });

@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
@@ -308,11 +309,133 @@ absl::Status Submit(const CommandEnv& env, const SubmitOptions& options) {
 
 // ---- cancel / reprioritize / preempt ----------------------------------------------------------
 
+namespace {
+
+// One SubmitService call with the command's connection settings.
+template <typename Request, typename Response>
+absl::StatusOr<Response> CallSubmit(const CommandEnv& env,
+                                    grpc::Status (v1::SubmitService::Stub::*method)(
+                                        grpc::ClientContext*, const Request&, Response*),
+                                    const Request& request) {
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  Response response;
+  auto context = client->UnaryContext();
+  RETURN_IF_ERROR(FromGrpcStatus((client->submit().*method)(context.get(), request, &response)));
+  return response;
+}
+
+// Which bulk request a selection makes: none (job ids or a job set), a whole queue, or
+// everything on an executor (or one of its nodes).
+enum class BulkScope { kNone, kQueue, kExecutor };
+
+absl::StatusOr<BulkScope> BulkScopeOf(const JobSelection& jobs) {
+  if (!jobs.node.empty() && jobs.executor.empty()) return UsageError("--node needs --executor");
+  if (!jobs.executor.empty()) {
+    if (!jobs.job_ids.empty() || !jobs.job_set.empty()) {
+      return UsageError("--executor selects jobs by where they run: give no JOB_IDs or --job-set");
+    }
+    return BulkScope::kExecutor;
+  }
+  if (jobs.job_ids.empty() && jobs.job_set.empty() && !jobs.queue.empty()) {
+    return BulkScope::kQueue;
+  }
+  if (!jobs.priority_classes.empty()) {
+    return UsageError(
+        "--priority-class applies only to a whole queue (--queue alone) or "
+        "executor (--executor)");
+  }
+  return BulkScope::kNone;
+}
+
+std::vector<std::string> SplitCommas(const std::vector<std::string>& texts) {
+  std::vector<std::string> out;
+  for (const std::string& text : texts) {
+    for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+      out.emplace_back(absl::StripAsciiWhitespace(part));
+    }
+  }
+  return out;
+}
+
+// "queue q (priority classes a,b)", "executor e", "node n of executor e (queue q)".
+std::string BulkTarget(const JobSelection& jobs) {
+  std::string text =
+      jobs.executor.empty()
+          ? absl::StrCat("queue ", jobs.queue)
+          : absl::StrCat(jobs.node.empty() ? "" : absl::StrCat("node ", jobs.node, " of "),
+                         "executor ", jobs.executor);
+  std::vector<std::string> filters;
+  if (!jobs.executor.empty() && !jobs.queue.empty()) {
+    filters.push_back(absl::StrCat("queue ", jobs.queue));
+  }
+  std::vector<std::string> classes = SplitCommas(jobs.priority_classes);
+  if (!classes.empty()) {
+    filters.push_back(absl::StrCat("priority class", classes.size() > 1 ? "es " : " ",
+                                   absl::StrJoin(classes, ",")));
+  }
+  if (!filters.empty()) absl::StrAppend(&text, " (", absl::StrJoin(filters, "; "), ")");
+  return text;
+}
+
+// CancelOnExecutorRequest or PreemptOnExecutorRequest from the selection.
+template <typename Request>
+Request ExecutorRequest(const JobSelection& jobs, const std::string& reason) {
+  Request request;
+  request.set_executor_id(jobs.executor);
+  request.set_node_id(jobs.node);
+  if (!jobs.queue.empty()) request.add_queues(jobs.queue);
+  for (std::string& pc : SplitCommas(jobs.priority_classes)) {
+    request.add_priority_classes(std::move(pc));
+  }
+  request.set_reason(reason);
+  return request;
+}
+
+std::string JobCount(int count) { return absl::StrCat(count, count == 1 ? " job" : " jobs"); }
+
+}  // namespace
+
 absl::Status Cancel(const CommandEnv& env, const JobSelection& jobs,
                     const std::vector<std::string>& state_texts, const std::string& reason) {
+  ASSIGN_OR_RETURN(BulkScope scope, BulkScopeOf(jobs));
+  if (scope == BulkScope::kExecutor) {
+    if (!state_texts.empty()) return UsageError("--state applies to a queue or job set");
+    ASSIGN_OR_RETURN(auto response,
+                     CallSubmit(env, &v1::SubmitService::Stub::CancelOnExecutor,
+                                ExecutorRequest<v1::CancelOnExecutorRequest>(jobs, reason)));
+    PrintMessage(env, response,
+                 absl::StrCat("cancel requested for ", JobCount(response.cancel_requested_count()),
+                              " on ", BulkTarget(jobs), "\n"));
+    return absl::OkStatus();
+  }
+  if (scope == BulkScope::kQueue) {
+    auto states = ParseJobStates(state_texts);
+    if (!states.ok()) return UsageError(absl::StrCat("--state ", states.status().message()));
+    v1::CancelQueueRequest request;
+    request.set_queue(jobs.queue);
+    for (std::string& pc : SplitCommas(jobs.priority_classes)) {
+      request.add_priority_classes(std::move(pc));
+    }
+    for (auto s : *states) request.add_states(s);
+    request.set_reason(reason);
+    ASSIGN_OR_RETURN(auto response,
+                     CallSubmit(env, &v1::SubmitService::Stub::CancelQueue, request));
+    std::string text =
+        absl::StrCat("cancel requested for ", JobCount(response.cancel_requested_count()), " of ",
+                     BulkTarget(jobs));
+    if (!states->empty()) {
+      std::vector<std::string> names;
+      for (auto s : *states) names.push_back(JobStateName(s));
+      absl::StrAppend(&text, " in ", absl::StrJoin(names, ","));
+    }
+    PrintMessage(env, response, absl::StrCat(text, "\n"));
+    return absl::OkStatus();
+  }
   if (jobs.job_ids.empty()) {
     if (jobs.queue.empty() || jobs.job_set.empty()) {
-      return UsageError("give JOB_IDs, or --queue and --job-set to cancel a job set");
+      return UsageError(
+          "give JOB_IDs, --queue and --job-set (a job set), --queue alone (the whole queue) or "
+          "--executor");
     }
     auto states = ParseJobStates(state_texts);
     if (!states.ok()) return UsageError(absl::StrCat("--state ", states.status().message()));
@@ -385,7 +508,35 @@ absl::Status Reprioritize(const CommandEnv& env, const JobSelection& jobs, int64
 }
 
 absl::Status Preempt(const CommandEnv& env, const JobSelection& jobs, const std::string& reason) {
-  if (jobs.job_ids.empty()) return UsageError("at least one JOB_ID is required");
+  ASSIGN_OR_RETURN(BulkScope scope, BulkScopeOf(jobs));
+  if (scope == BulkScope::kExecutor) {
+    ASSIGN_OR_RETURN(auto response,
+                     CallSubmit(env, &v1::SubmitService::Stub::PreemptOnExecutor,
+                                ExecutorRequest<v1::PreemptOnExecutorRequest>(jobs, reason)));
+    PrintMessage(
+        env, response,
+        absl::StrCat("preemption requested for ", JobCount(response.preempt_requested_count()),
+                     " on ", BulkTarget(jobs), "\n"));
+    return absl::OkStatus();
+  }
+  if (scope == BulkScope::kQueue) {
+    v1::PreemptQueueRequest request;
+    request.set_queue(jobs.queue);
+    for (std::string& pc : SplitCommas(jobs.priority_classes)) {
+      request.add_priority_classes(std::move(pc));
+    }
+    request.set_reason(reason);
+    ASSIGN_OR_RETURN(auto response,
+                     CallSubmit(env, &v1::SubmitService::Stub::PreemptQueue, request));
+    PrintMessage(
+        env, response,
+        absl::StrCat("preemption requested for ", JobCount(response.preempt_requested_count()),
+                     " of ", BulkTarget(jobs), " (jobs with a run)\n"));
+    return absl::OkStatus();
+  }
+  if (jobs.job_ids.empty()) {
+    return UsageError("give JOB_IDs, --queue alone (the whole queue) or --executor");
+  }
   v1::PreemptJobsRequest request;
   request.set_queue(jobs.queue);
   request.set_job_set(jobs.job_set);

@@ -66,11 +66,16 @@ struct SubmitOptions {
 };
 absl::Status Submit(const CommandEnv& env, const SubmitOptions& options);
 
-// Job ids, or a whole job set (queue + job set) where the verb allows it.
+// Job ids, or a whole job set (queue + job set) where the verb allows it. Cancel and preempt
+// also take everything of a queue (--queue alone) or on an executor (--executor [--node]
+// [--queue]), optionally only some priority classes.
 struct JobSelection {
   std::vector<std::string> job_ids;
   std::string queue;
   std::string job_set;
+  std::string executor;
+  std::string node;
+  std::vector<std::string> priority_classes;  // entries may be comma-separated lists
 };
 
 absl::Status Cancel(const CommandEnv& env, const JobSelection& jobs,

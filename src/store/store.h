@@ -134,6 +134,17 @@ struct JobLocation {
   regatta::v1::JobState state = regatta::v1::JOB_STATE_UNSPECIFIED;
 };
 
+// Which non-terminal jobs a bulk cancel or preempt applies to; every set field must match.
+struct JobSelector {
+  std::vector<std::string> queues;  // empty: any
+  // Non-empty: only jobs whose latest run is non-terminal and on this executor (and node).
+  std::string executor_id;
+  std::string node_id;
+  std::vector<std::string> priority_classes;  // empty: any
+  // Empty: every non-terminal state; terminal states never match.
+  std::vector<regatta::v1::JobState> states;
+};
+
 // ---- Scheduler loads ------------------------------------------------------------------------
 // The scheduler keeps its JobDb in step with the views by loading the rows changed since its
 // last load (by the log offset that last changed them).
@@ -245,6 +256,10 @@ class Store {
       const std::vector<regatta::v1::JobState>& states) = 0;
   virtual absl::StatusOr<std::vector<regatta::v1::JobSummary>> ListJobs(
       const JobFilter& filter) = 0;
+  // Every non-terminal job the selector matches, in no particular order. Unbounded (a queue
+  // may hold a million jobs), so rows are small; reads only the views' non-terminal jobs and
+  // runs, not their terminal history.
+  virtual absl::StatusOr<std::vector<JobLocation>> FindJobs(const JobSelector& selector) = 0;
   // Unknown ids are left out; runs are oldest first. `expand_spec` fills JobDetails.job with
   // the job as submitted. DATA_LOSS naming the job if a stored blob does not parse.
   virtual absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(

@@ -76,6 +76,7 @@ struct TestJob {
   std::string owner = "alice";
   uint32_t priority = 0;
   std::map<std::string, std::string> labels;
+  std::string priority_class = "default";
 };
 
 inline regatta::v1::Job MakeTestJob(const TestJob& t) {
@@ -87,7 +88,7 @@ inline regatta::v1::Job MakeTestJob(const TestJob& t) {
   job.add_groups("team");
   job.set_client_id(absl::StrCat("client-", t.index));
   job.set_priority(t.priority);
-  job.set_priority_class("default");
+  job.set_priority_class(t.priority_class);
   for (const auto& [k, v] : t.labels) (*job.mutable_labels())[k] = v;
   (*job.mutable_annotations())["note"] = absl::StrCat("job ", t.index);
   auto* task = job.mutable_task();
@@ -250,6 +251,15 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend> {
       return {};
     }
     return (*details)[0];
+  }
+
+  // FindJobs' ids, sorted (it promises no order).
+  std::vector<std::string> Find(const JobSelector& selector) {
+    absl::StatusOr<std::vector<JobLocation>> jobs = store_->FindJobs(selector);
+    EXPECT_TRUE(jobs.ok()) << jobs.status();
+    std::vector<std::string> ids = jobs.ok() ? JobIds(*jobs) : std::vector<std::string>{};
+    std::sort(ids.begin(), ids.end());
+    return ids;
   }
 
   std::vector<std::string> List(JobFilter filter) {
@@ -815,6 +825,69 @@ TEST_P(StoreConformanceTest, JobLocationsAndJobSetJobs) {
   set = store_->GetJobSetJobs("other", "a", {});
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_TRUE(set->empty());
+}
+
+TEST_P(StoreConformanceTest, FindJobsMatchesEachFilterAndOnlyLiveJobs) {
+  using regatta::v1::JOB_STATE_CANCELLED;
+  using regatta::v1::JOB_STATE_LEASED;
+  using regatta::v1::JOB_STATE_QUEUED;
+  using regatta::v1::JOB_STATE_RUNNING;
+  auto ids = [](std::vector<int> jobs) {
+    std::vector<std::string> out;
+    for (int j : jobs) out.push_back(TestJobId(j));
+    return out;
+  };
+  InsertJobs(0, 3, {.queue = "a", .job_set = "s1"});
+  InsertJobs(3, 4, {.queue = "a", .job_set = "s2", .priority_class = "urgent"});
+  InsertJobs(4, 6, {.queue = "b"});
+  InsertJobs(6, 8, {.queue = "a", .job_set = "s1"});
+  // MakeRunInsert(run, job) puts run r on exec-1, node-(r % 3).
+  RunInsert on_exec2 = MakeRunInsert(5, 5, 10);
+  on_exec2.run.set_executor_id("exec-2");
+  Apply({MakeRunInsert(1, 1, 10), MakeJobSetState(1, JOB_STATE_RUNNING, 10, TestRunId(1)),
+         MakeRunInsert(2, 3, 10), MakeJobSetState(3, JOB_STATE_LEASED, 10, TestRunId(2)),
+         MakeRunInsert(4, 4, 10), MakeJobSetState(4, JOB_STATE_RUNNING, 10, TestRunId(4)), on_exec2,
+         MakeJobSetState(5, regatta::v1::JOB_STATE_PENDING, 10, TestRunId(5)),
+         // Job 6 ended on exec-1; job 7's run there ended and the job is queued again.
+         MakeRunInsert(6, 6, 10), MakeRunSetState(6, regatta::v1::RUN_STATE_CANCELLED, 11),
+         MakeJobSetState(6, JOB_STATE_CANCELLED, 11), MakeRunInsert(7, 7, 10),
+         MakeRunSetState(7, regatta::v1::RUN_STATE_LEASE_RETURNED, 11),
+         MakeJobSetState(7, JOB_STATE_QUEUED, 11)});
+
+  EXPECT_EQ(Find({}), ids({0, 1, 2, 3, 4, 5, 7}));
+  EXPECT_EQ(Find({.queues = {"a"}}), ids({0, 1, 2, 3, 7}));
+  EXPECT_EQ(Find({.queues = {"b", "a", "b"}}), ids({0, 1, 2, 3, 4, 5, 7}));
+  EXPECT_EQ(Find({.queues = {"nope"}}), ids({}));
+  EXPECT_EQ(Find({.queues = {"a", "b"}, .priority_classes = {"urgent"}}), ids({3}));
+  EXPECT_EQ(Find({.states = {JOB_STATE_RUNNING}}), ids({1, 4}));
+  EXPECT_EQ(Find({.queues = {"a"}, .states = {JOB_STATE_QUEUED}}), ids({0, 2, 7}));
+  // Terminal states never match, even when asked for.
+  EXPECT_EQ(Find({.states = {JOB_STATE_CANCELLED}}), ids({}));
+  EXPECT_EQ(Find({.states = {JOB_STATE_CANCELLED, JOB_STATE_LEASED}}), ids({3}));
+
+  // Executor and node: the job's latest run must be live there (not job 6, not job 7).
+  EXPECT_EQ(Find({.executor_id = "exec-1"}), ids({1, 3, 4}));
+  EXPECT_EQ(Find({.executor_id = "exec-1", .node_id = "node-1"}), ids({1, 4}));
+  EXPECT_EQ(Find({.queues = {"a"}, .executor_id = "exec-1", .node_id = "node-1"}), ids({1}));
+  EXPECT_EQ(Find({.executor_id = "exec-1", .priority_classes = {"urgent"}}), ids({3}));
+  EXPECT_EQ(Find({.executor_id = "exec-1", .states = {JOB_STATE_LEASED}}), ids({3}));
+  EXPECT_EQ(Find({.node_id = "node-2"}), ids({3, 5}));
+  EXPECT_EQ(Find({.executor_id = "exec-9"}), ids({}));
+  EXPECT_EQ(Find({.executor_id = "exec-2", .node_id = "node-1"}), ids({}));
+
+  // A job that ends leaves every selection.
+  Apply({MakeRunSetState(1, regatta::v1::RUN_STATE_SUCCEEDED, 20),
+         MakeJobSetState(1, regatta::v1::JOB_STATE_SUCCEEDED, 20)});
+  EXPECT_EQ(Find({.executor_id = "exec-1", .node_id = "node-1"}), ids({4}));
+  EXPECT_EQ(Find({.queues = {"a"}}), ids({0, 2, 3, 7}));
+
+  absl::StatusOr<std::vector<JobLocation>> located =
+      store_->FindJobs({.priority_classes = {"urgent"}});
+  ASSERT_TRUE(located.ok()) << located.status();
+  ASSERT_EQ(located->size(), 1u);
+  EXPECT_EQ((*located)[0].queue, "a");
+  EXPECT_EQ((*located)[0].job_set, "s2");
+  EXPECT_EQ((*located)[0].state, JOB_STATE_LEASED);
 }
 
 // ---- Deduplication --------------------------------------------------------------------------

@@ -99,7 +99,7 @@ TEST_F(ApiTest, QueueLifecycle) {
   EXPECT_EQ(queues_->GetQueue(Alice().get(), get, &got).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
-TEST_F(ApiTest, TenThousandJobsInBatchesAreAllQueued) {
+TEST_F(ApiTest, TenThousandJobsInBatchesAreAllQueuedAndCancelledAsAQueue) {
   ASSERT_TRUE(CreateQueue("big").ok());
   std::set<std::string> ids;
   for (int batch = 0; batch < 10; ++batch) {
@@ -125,6 +125,29 @@ TEST_F(ApiTest, TenThousandJobsInBatchesAreAllQueued) {
   // Pages come in submit order.
   EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end(),
                              [](const auto& a, const auto& b) { return a.job_id() < b.job_id(); }));
+
+  // Cancelling the whole queue (10 001 jobs of one job set) publishes one request per job, in
+  // sequences of at most 10 000 events, acknowledged once all are in the log.
+  regatta::v1::SubmitJobsResponse one_more;
+  ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), Jobs("big", "set", 1), &one_more).ok());
+  const int64_t before = platform_->log()->LastOffset();
+  regatta::v1::CancelQueueRequest cancel;
+  cancel.set_queue("big");
+  regatta::v1::CancelQueueResponse cancelled;
+  grpc::Status s = submit_->CancelQueue(Alice().get(), cancel, &cancelled);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(cancelled.cancel_requested_count(), 10001);
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records =
+      platform_->log()->ReadJobSet("big", "set", before, 10);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].sequence.events_size() + (*records)[1].sequence.events_size(), 10001);
+  EXPECT_EQ((*records)[0].sequence.events_size(), 10000);
+  SyncViews();
+  req.clear_states();
+  int cancel_requested = 0;
+  for (const auto& j : ListAll(*jobs_, req)) cancel_requested += j.cancel_requested() ? 1 : 0;
+  EXPECT_EQ(cancel_requested, 10001);
 }
 
 TEST_F(ApiTest, ClientIdSubmittedTwiceGivesOneJob) {

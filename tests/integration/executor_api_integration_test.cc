@@ -1,5 +1,8 @@
 // The executor API over real gRPC against the in-process platform (`regatta server` mode, so no
 // embedded executor): the test plays the executor.
+#include <set>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -141,6 +144,129 @@ TEST_F(ExecutorApiTest, CancelOfARunningJobIsSentToItsExecutor) {
     }
   }
   EXPECT_TRUE(told);
+}
+
+TEST_F(ExecutorApiTest, BulkCancelAndPreemptByQueueExecutorNodeAndClass) {
+  ASSERT_TRUE(CreateQueue("a").ok());
+  ASSERT_TRUE(CreateQueue("b").ok());
+  // Room for three 100m jobs: a0, a1 (default class, first in queue a's order) and b0 are
+  // leased on exec-1/node-1; a2 (preemptible, so last) stays queued.
+  regatta::v1::SubmitJobsRequest in_a = Jobs("a", "s", 3);
+  in_a.mutable_items(2)->set_priority_class("preemptible");
+  regatta::v1::SubmitJobsResponse a, b;
+  ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), in_a, &a).ok());
+  ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), Jobs("b", "s", 1), &b).ok());
+  SyncViews();
+  std::set<std::string> leased;
+  for (int i = 0; i < 50 && leased.size() < 3; ++i) {
+    for (const auto& m : LeaseOnce(Request("300m"))) {
+      if (m.has_lease()) leased.insert(m.lease().job().id());
+    }
+  }
+  const std::string a0 = a.items(0).job_id(), a1 = a.items(1).job_id();
+  const std::string a2 = a.items(2).job_id(), b0 = b.items(0).job_id();
+  ASSERT_EQ(leased, (std::set<std::string>{a0, a1, b0}));
+
+  // Field errors name the field; an unknown queue is NOT_FOUND.
+  regatta::v1::CancelOnExecutorRequest on_executor;
+  regatta::v1::CancelOnExecutorResponse on_executor_resp;
+  grpc::Status s = submit_->CancelOnExecutor(Alice().get(), on_executor, &on_executor_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "executor_id: required");
+  regatta::v1::CancelQueueRequest cancel_queue;
+  regatta::v1::CancelQueueResponse cancel_queue_resp;
+  s = submit_->CancelQueue(Alice().get(), cancel_queue, &cancel_queue_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "queue: required");
+  cancel_queue.set_queue("nope");
+  s = submit_->CancelQueue(Alice().get(), cancel_queue, &cancel_queue_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "queue: queue \"nope\" does not exist");
+  cancel_queue.set_queue("a");
+  cancel_queue.add_states(regatta::v1::JOB_STATE_SUCCEEDED);
+  s = submit_->CancelQueue(Alice().get(), cancel_queue, &cancel_queue_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), ::testing::StartsWith("states[0]: "));
+  regatta::v1::PreemptQueueRequest preempt_queue;
+  regatta::v1::PreemptQueueResponse preempt_queue_resp;
+  preempt_queue.set_queue("a");
+  preempt_queue.add_priority_classes("bogus");
+  s = submit_->PreemptQueue(Alice().get(), preempt_queue, &preempt_queue_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), ::testing::StartsWith("priority_classes[0]: unknown"));
+
+  // A queue's verbs allow the queue's bulk calls; an executor spans queues, so only the global
+  // permission does.
+  s = submit_->PreemptQueue(Bob().get(), preempt_queue, &preempt_queue_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  regatta::v1::CreateQueueRequest shared;
+  shared.mutable_queue()->set_name("shared");
+  auto* perm = shared.mutable_queue()->add_permissions();
+  perm->add_subjects()->set_kind("group");
+  perm->mutable_subjects(0)->set_name("team-ci");
+  perm->add_verbs("cancel");
+  perm->add_verbs("preempt");
+  regatta::v1::Queue created;
+  ASSERT_TRUE(queues_->CreateQueue(Alice().get(), shared, &created).ok());
+  regatta::v1::CancelQueueRequest cancel_shared;
+  cancel_shared.set_queue("shared");
+  s = submit_->CancelQueue(As("Bearer ci-token").get(), cancel_shared, &cancel_queue_resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(cancel_queue_resp.cancel_requested_count(), 0);
+  on_executor.set_executor_id("exec-1");
+  s = submit_->CancelOnExecutor(As("Bearer ci-token").get(), on_executor, &on_executor_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(s.error_message(), HasSubstr("cancel_any_jobs"));
+  regatta::v1::PreemptOnExecutorRequest preempt_executor;
+  regatta::v1::PreemptOnExecutorResponse preempt_executor_resp;
+  preempt_executor.set_executor_id("exec-1");
+  s = submit_->PreemptOnExecutor(As("Bearer ci-token").get(), preempt_executor,
+                                 &preempt_executor_resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(s.error_message(), HasSubstr("preempt_any_jobs"));
+
+  // An unknown executor or node matches nothing.
+  on_executor.set_executor_id("exec-9");
+  ASSERT_TRUE(submit_->CancelOnExecutor(Alice().get(), on_executor, &on_executor_resp).ok());
+  EXPECT_EQ(on_executor_resp.cancel_requested_count(), 0);
+  on_executor.set_executor_id("exec-1");
+  on_executor.set_node_id("node-9");
+  ASSERT_TRUE(submit_->CancelOnExecutor(Alice().get(), on_executor, &on_executor_resp).ok());
+  EXPECT_EQ(on_executor_resp.cancel_requested_count(), 0);
+
+  // Each call below selects its jobs only; the others stay untouched.
+  cancel_queue.clear_states();
+  cancel_queue.add_states(regatta::v1::JOB_STATE_QUEUED);
+  ASSERT_TRUE(submit_->CancelQueue(Alice().get(), cancel_queue, &cancel_queue_resp).ok());
+  EXPECT_EQ(cancel_queue_resp.cancel_requested_count(), 1);  // a2
+  // Queued a2 has no run: preempting the queue's preemptible class takes nothing.
+  preempt_queue.set_priority_classes(0, "preemptible");
+  ASSERT_TRUE(submit_->PreemptQueue(Alice().get(), preempt_queue, &preempt_queue_resp).ok());
+  EXPECT_EQ(preempt_queue_resp.preempt_requested_count(), 0);
+  preempt_executor.add_queues("a");
+  preempt_executor.add_priority_classes("default");
+  ASSERT_TRUE(
+      submit_->PreemptOnExecutor(Alice().get(), preempt_executor, &preempt_executor_resp).ok());
+  EXPECT_EQ(preempt_executor_resp.preempt_requested_count(), 2);  // a0, a1
+  on_executor.set_node_id("node-1");
+  on_executor.add_queues("b");
+  ASSERT_TRUE(submit_->CancelOnExecutor(Alice().get(), on_executor, &on_executor_resp).ok());
+  EXPECT_EQ(on_executor_resp.cancel_requested_count(), 1);  // b0
+
+  SyncViews();
+  regatta::v1::GetJobDetailsRequest details_req;
+  for (const std::string& id : {a0, a1, a2, b0}) details_req.add_job_ids(id);
+  regatta::v1::GetJobDetailsResponse details;
+  ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details_req, &details).ok());
+  auto summary = [&](const std::string& id) { return details.jobs().at(id).summary(); };
+  for (const std::string& id : {a0, a1}) {
+    EXPECT_TRUE(summary(id).preempt_requested()) << id;
+    EXPECT_FALSE(summary(id).cancel_requested()) << id;
+  }
+  for (const std::string& id : {a2, b0}) {
+    EXPECT_TRUE(summary(id).cancel_requested()) << id;
+    EXPECT_FALSE(summary(id).preempt_requested()) << id;
+  }
 }
 
 TEST_F(ExecutorApiTest, BadReportsAreRefusedNamingTheFieldAndPublishNothing) {

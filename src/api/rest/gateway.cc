@@ -43,10 +43,11 @@ absl::Status NoQuery(const QueryParams& query) {
 
 // Parses the body (a message of type Body) for a route whose path also names the resource: the
 // body's name must be empty or equal to the path's.
-absl::Status CheckPathName(const std::string& path_name, const std::string& body_name) {
+absl::Status CheckPathName(const std::string& path_name, const std::string& body_name,
+                           absl::string_view field = "name") {
   if (body_name.empty() || body_name == path_name) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "name \"", body_name, "\" in the body does not match \"", path_name, "\" in the path"));
+      field, " \"", body_name, "\" in the body does not match \"", path_name, "\" in the path"));
 }
 
 // The client asked for a JSON array instead of an event stream.
@@ -188,6 +189,23 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
       return (submit_.get()->*method)(c, rpc, out);
     });
   };
+  // The bulk routes: as submit_call, with the target (queue or executor) named by the path; a
+  // body naming it too must agree.
+  auto target_submit_call =
+      [&]<typename Req, typename Resp, typename Field>(
+          grpc::Status (v1::SubmitService::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+          const char* path_var, absl::string_view field_name, Field field) -> HttpResponse {
+    Req rpc;
+    if (absl::Status s = body_into(&rpc); !s.ok()) return ErrorResponse(s);
+    std::string* target = field(rpc);
+    if (absl::Status s = CheckPathName(var(path_var), *target, field_name); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    *target = var(path_var);
+    return Unary<Resp>(request, [&](grpc::ClientContext* c, Resp* out) {
+      return (submit_.get()->*method)(c, rpc, out);
+    });
+  };
   auto query_into = [&](google::protobuf::Message* message, QueryMapping mapping) -> absl::Status {
     return ApplyQueryParams(*query, mapping, message);
   };
@@ -288,6 +306,20 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
       return submit_call(&v1::SubmitService::Stub::ReprioritizeJobs);
     case RouteId::kPreemptJobs:
       return submit_call(&v1::SubmitService::Stub::PreemptJobs);
+    case RouteId::kCancelQueueJobs:
+      return target_submit_call(&v1::SubmitService::Stub::CancelQueue, "name", "queue",
+                                [](v1::CancelQueueRequest& r) { return r.mutable_queue(); });
+    case RouteId::kPreemptQueueJobs:
+      return target_submit_call(&v1::SubmitService::Stub::PreemptQueue, "name", "queue",
+                                [](v1::PreemptQueueRequest& r) { return r.mutable_queue(); });
+    case RouteId::kCancelExecutorJobs:
+      return target_submit_call(
+          &v1::SubmitService::Stub::CancelOnExecutor, "id", "executorId",
+          [](v1::CancelOnExecutorRequest& r) { return r.mutable_executor_id(); });
+    case RouteId::kPreemptExecutorJobs:
+      return target_submit_call(
+          &v1::SubmitService::Stub::PreemptOnExecutor, "id", "executorId",
+          [](v1::PreemptOnExecutorRequest& r) { return r.mutable_executor_id(); });
 
     // ---- Jobs --------------------------------------------------------------------------------
     case RouteId::kJobStatus:

@@ -27,15 +27,19 @@ enum class RouteId {
   kCancelJobSet,
   kReprioritizeJobs,
   kPreemptJobs,
-  kJobStatus,      // POST /v1/jobs:status
-  kGetJobStatus,   // GET /v1/jobs/{id}/status
-  kJobDetails,     // POST /v1/jobs:details
-  kGetJobDetails,  // GET /v1/jobs/{id}
-  kListJobs,       // POST /v1/jobs:list
-  kGetListJobs,    // GET /v1/jobs
-  kGetJobLogs,     // GET /v1/jobs/{id}/logs
-  kGetJobReport,   // GET /v1/jobs/{id}/report
-  kQueueReport,    // GET /v1/reports/queues
+  kCancelQueueJobs,      // POST /v1/queues/{name}:cancel
+  kPreemptQueueJobs,     // POST /v1/queues/{name}:preempt
+  kCancelExecutorJobs,   // POST /v1/executors/{id}:cancel
+  kPreemptExecutorJobs,  // POST /v1/executors/{id}:preempt
+  kJobStatus,            // POST /v1/jobs:status
+  kGetJobStatus,         // GET /v1/jobs/{id}/status
+  kJobDetails,           // POST /v1/jobs:details
+  kGetJobDetails,        // GET /v1/jobs/{id}
+  kListJobs,             // POST /v1/jobs:list
+  kGetListJobs,          // GET /v1/jobs
+  kGetJobLogs,           // GET /v1/jobs/{id}/logs
+  kGetJobReport,         // GET /v1/jobs/{id}/report
+  kQueueReport,          // GET /v1/reports/queues
   kJobSetEvents,
 };
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -1173,12 +1174,49 @@ absl::StatusOr<std::vector<JobLocation>> SqliteStore::GetJobSetJobs(
   return out;
 }
 
+namespace {
+
+using SqlParams = std::vector<std::variant<int64_t, std::string>>;
+
+// Binds params to ?1, ?2, ... in order.
+void BindAll(Stmt& stmt, const SqlParams& params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    int index = static_cast<int>(i) + 1;
+    if (const auto* v = std::get_if<int64_t>(&params[i])) {
+      stmt.Bind(index, *v);
+    } else {
+      stmt.BindText(index, std::get<std::string>(params[i]));
+    }
+  }
+}
+
+// Appends " AND column IN (?, ?...)" for the distinct values (nothing if there are none).
+template <typename T>
+void AppendInList(absl::string_view column, std::vector<T> values, std::string& sql,
+                  SqlParams& params) {
+  if (values.empty()) return;
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  absl::StrAppend(&sql, " AND ", column, " IN (");
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StrAppend(&sql, i == 0 ? "?" : ", ?");
+    if constexpr (std::is_same_v<T, std::string>) {
+      params.emplace_back(values[i]);
+    } else {
+      params.emplace_back(int64_t{values[i]});
+    }
+  }
+  absl::StrAppend(&sql, ")");
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
     const JobFilter& filter) {
   int limit = filter.limit <= 0 ? 100 : std::min(filter.limit, kMaxListJobsLimit);
   // The SQL's shape depends only on which filters are set, so prepared statements are reused.
   std::string sql = absl::StrCat("SELECT ", kSummaryColumns, " FROM jobs j WHERE 1");
-  std::vector<std::variant<int64_t, std::string>> params;
+  SqlParams params;
   if (!filter.queue.empty()) {
     absl::StrAppend(&sql, " AND j.queue = ?");
     params.emplace_back(filter.queue);
@@ -1187,17 +1225,8 @@ absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
     absl::StrAppend(&sql, " AND j.job_set = ?");
     params.emplace_back(filter.job_set);
   }
-  if (!filter.states.empty()) {
-    std::vector<int> states(filter.states.begin(), filter.states.end());
-    std::sort(states.begin(), states.end());
-    states.erase(std::unique(states.begin(), states.end()), states.end());
-    absl::StrAppend(&sql, " AND j.state IN (");
-    for (size_t i = 0; i < states.size(); ++i) {
-      absl::StrAppend(&sql, i == 0 ? "?" : ", ?");
-      params.emplace_back(int64_t{states[i]});
-    }
-    absl::StrAppend(&sql, ")");
-  }
+  AppendInList("j.state", std::vector<int>(filter.states.begin(), filter.states.end()), sql,
+               params);
   if (!filter.owner.empty()) {
     absl::StrAppend(&sql, " AND j.owner = ?");
     params.emplace_back(filter.owner);
@@ -1217,14 +1246,7 @@ absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
 
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
-  for (size_t i = 0; i < params.size(); ++i) {
-    int index = static_cast<int>(i) + 1;
-    if (const auto* v = std::get_if<int64_t>(&params[i])) {
-      stmt.Bind(index, *v);
-    } else {
-      stmt.BindText(index, std::get<std::string>(params[i]));
-    }
-  }
+  BindAll(stmt, params);
   std::vector<regatta::v1::JobSummary> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -1593,6 +1615,54 @@ absl::StatusOr<std::vector<int>> SqliteStore::AppliedMigrations() {
     if (!row) break;
     out.push_back(static_cast<int>(stmt.Int(0)));
   }
+  return out;
+}
+
+absl::StatusOr<std::vector<JobLocation>> SqliteStore::FindJobs(const JobSelector& selector) {
+  const int64_t mask = StateMask(selector.states, /*drop_terminal=*/true);
+  if (mask == 0) return std::vector<JobLocation>();  // only terminal states asked for
+  // Both shapes read a partial index of live rows (migration 0004, whose WHERE clauses are
+  // kActive*States word for word, as SQLite needs to use them): the runs on an executor, or
+  // the jobs of a queue; never the terminal history.
+  std::string sql = "SELECT j.job_id, j.queue, j.job_set, j.state FROM ";
+  SqlParams params;
+  if (!selector.executor_id.empty() || !selector.node_id.empty()) {
+    absl::StrAppend(&sql, "runs r JOIN jobs j ON j.job_id = r.job_id AND j.latest_run_id = ",
+                    "r.run_id WHERE r.state IN ", kActiveRunStates);
+    if (!selector.executor_id.empty()) {
+      absl::StrAppend(&sql, " AND r.executor_id = ?");
+      params.emplace_back(selector.executor_id);
+    }
+    if (!selector.node_id.empty()) {
+      absl::StrAppend(&sql, " AND r.node_id = ?");
+      params.emplace_back(selector.node_id);
+    }
+  } else {
+    absl::StrAppend(&sql, "jobs j WHERE 1");
+  }
+  absl::StrAppend(&sql, " AND j.state IN ", kActiveJobStates);
+  AppendInList("j.queue", selector.queues, sql, params);
+  AppendInList("j.priority_class", selector.priority_classes, sql, params);
+  if (!selector.states.empty()) {
+    absl::StrAppend(&sql, " AND ((? >> j.state) & 1) = 1");
+    params.emplace_back(mask);
+  }
+
+  ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
+  ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
+  BindAll(stmt, params);
+  std::vector<JobLocation> out;
+  RETURN_IF_ERROR(ReadAll<JobLocation>(
+      stmt,
+      [](const Stmt& row) -> absl::StatusOr<JobLocation> {
+        JobLocation loc;
+        loc.job_id = std::string(row.Text(0));
+        loc.queue = std::string(row.Text(1));
+        loc.job_set = std::string(row.Text(2));
+        ASSIGN_OR_RETURN(loc.state, ReadJobState(row.Int(3), loc.job_id));
+        return loc;
+      },
+      out));
   return out;
 }
 

@@ -131,6 +131,35 @@ class FakeSubmit final : public v1::SubmitService::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status CancelQueue(grpc::ServerContext*, const v1::CancelQueueRequest* request,
+                           v1::CancelQueueResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_cancel_queue = *request;
+    response->set_cancel_requested_count(3);
+    return grpc::Status::OK;
+  }
+  grpc::Status PreemptQueue(grpc::ServerContext*, const v1::PreemptQueueRequest* request,
+                            v1::PreemptQueueResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_preempt_queue = *request;
+    response->set_preempt_requested_count(2);
+    return grpc::Status::OK;
+  }
+  grpc::Status CancelOnExecutor(grpc::ServerContext*, const v1::CancelOnExecutorRequest* request,
+                                v1::CancelOnExecutorResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_cancel_executor = *request;
+    response->set_cancel_requested_count(4);
+    return grpc::Status::OK;
+  }
+  grpc::Status PreemptOnExecutor(grpc::ServerContext*, const v1::PreemptOnExecutorRequest* request,
+                                 v1::PreemptOnExecutorResponse* response) override {
+    absl::MutexLock lock(&mu);
+    last_preempt_executor = *request;
+    response->set_preempt_requested_count(1);
+    return grpc::Status::OK;
+  }
+
   absl::Mutex mu;
   std::vector<int> batch_sizes;
   int fail_batch = 0;
@@ -139,6 +168,10 @@ class FakeSubmit final : public v1::SubmitService::Service {
   v1::CancelJobsRequest last_cancel;
   v1::CancelJobSetRequest last_cancel_set;
   v1::ReprioritizeJobsRequest last_reprioritize;
+  v1::CancelQueueRequest last_cancel_queue;
+  v1::PreemptQueueRequest last_preempt_queue;
+  v1::CancelOnExecutorRequest last_cancel_executor;
+  v1::PreemptOnExecutorRequest last_preempt_executor;
 };
 
 class FakeJobs final : public v1::JobService::Service {
@@ -384,6 +417,44 @@ TEST_F(AppTest, CancelByIdsAndByJobSet) {
   EXPECT_EQ(submit_.last_cancel_set.states_size(), 2);
 }
 
+TEST_F(AppTest, CancelAndPreemptAWholeQueue) {
+  auto r = Run({"cancel", "--queue", "q", "--priority-class", "low,batch", "--priority-class", "x",
+                "--state", "queued", "--reason", "drain"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "cancel requested for 3 jobs of queue q (priority classes low,batch,x) in QUEUED\n");
+  r = Run({"preempt", "--queue", "q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "preemption requested for 2 jobs of queue q (jobs with a run)\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_EQ(submit_.last_cancel_queue.queue(), "q");
+  EXPECT_THAT(submit_.last_cancel_queue.priority_classes(),
+              ::testing::ElementsAre("low", "batch", "x"));
+  EXPECT_THAT(submit_.last_cancel_queue.states(), ::testing::ElementsAre(v1::JOB_STATE_QUEUED));
+  EXPECT_EQ(submit_.last_cancel_queue.reason(), "drain");
+  EXPECT_EQ(submit_.last_preempt_queue.queue(), "q");
+}
+
+TEST_F(AppTest, CancelAndPreemptOnAnExecutor) {
+  auto r = Run(
+      {"preempt", "--executor", "e1", "--node", "n1", "--queue", "q", "--priority-class", "low"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "preemption requested for 1 job on node n1 of executor e1 (queue q; priority class "
+            "low)\n");
+  r = Run({"cancel", "--executor", "e1", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"cancelRequestedCount\": 4"));
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_EQ(submit_.last_preempt_executor.executor_id(), "e1");
+  EXPECT_EQ(submit_.last_preempt_executor.node_id(), "n1");
+  EXPECT_THAT(submit_.last_preempt_executor.queues(), ::testing::ElementsAre("q"));
+  EXPECT_THAT(submit_.last_preempt_executor.priority_classes(), ::testing::ElementsAre("low"));
+  EXPECT_EQ(submit_.last_cancel_executor.executor_id(), "e1");
+  EXPECT_TRUE(submit_.last_cancel_executor.node_id().empty());
+  EXPECT_TRUE(submit_.last_cancel_executor.queues().empty());
+}
+
 TEST_F(AppTest, ReprioritizeJobSet) {
   auto r = Run({"reprioritize", "--queue", "q", "--job-set", "s", "--priority", "7"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -396,6 +467,12 @@ TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"cancel"},
            {"cancel", "j1", "--state", "QUEUED"},
+           {"cancel", "--node", "n1"},
+           {"cancel", "j1", "--priority-class", "low"},
+           {"cancel", "--executor", "e1", "--state", "QUEUED"},
+           {"cancel", "--executor", "e1", "--job-set", "s"},
+           {"preempt"},
+           {"preempt", "--queue", "q", "--job-set", "s"},
            {"queue"},
            {"queue", "create", "q", "--permission", "team=submit"},
            {"queue", "list", "--bogus"},

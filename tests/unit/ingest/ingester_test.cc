@@ -75,6 +75,10 @@ class FlakyStore final : public store::Store {
       const store::JobFilter& filter) override {
     return inner_->ListJobs(filter);
   }
+  absl::StatusOr<std::vector<store::JobLocation>> FindJobs(
+      const store::JobSelector& selector) override {
+    return inner_->FindJobs(selector);
+  }
   absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& ids, bool expand) override {
     return inner_->GetJobDetails(ids, expand);

@@ -185,6 +185,39 @@ grpc::Status FakeSubmitService::PreemptJobs(grpc::ServerContext* c, const v1::Pr
   return grpc::Status::OK;
 }
 
+// The bulk calls answer with the number of priority-class filters, so a test can tell the
+// body reached the service.
+grpc::Status FakeSubmitService::CancelQueue(grpc::ServerContext* c, const v1::CancelQueueRequest* r,
+                                            v1::CancelQueueResponse* out) {
+  recorder_->Record(c, "CancelQueue", *r);
+  out->set_cancel_requested_count(r->priority_classes_size());
+  return recorder_->TakeFailure(c);
+}
+
+grpc::Status FakeSubmitService::PreemptQueue(grpc::ServerContext* c,
+                                             const v1::PreemptQueueRequest* r,
+                                             v1::PreemptQueueResponse* out) {
+  recorder_->Record(c, "PreemptQueue", *r);
+  out->set_preempt_requested_count(r->priority_classes_size());
+  return recorder_->TakeFailure(c);
+}
+
+grpc::Status FakeSubmitService::CancelOnExecutor(grpc::ServerContext* c,
+                                                 const v1::CancelOnExecutorRequest* r,
+                                                 v1::CancelOnExecutorResponse* out) {
+  recorder_->Record(c, "CancelOnExecutor", *r);
+  out->set_cancel_requested_count(r->priority_classes_size());
+  return recorder_->TakeFailure(c);
+}
+
+grpc::Status FakeSubmitService::PreemptOnExecutor(grpc::ServerContext* c,
+                                                  const v1::PreemptOnExecutorRequest* r,
+                                                  v1::PreemptOnExecutorResponse* out) {
+  recorder_->Record(c, "PreemptOnExecutor", *r);
+  out->set_preempt_requested_count(r->priority_classes_size());
+  return recorder_->TakeFailure(c);
+}
+
 // ---- Jobs -------------------------------------------------------------------------------------
 
 grpc::Status FakeJobService::GetJobStatus(grpc::ServerContext* c, const v1::GetJobStatusRequest* r,

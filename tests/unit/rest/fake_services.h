@@ -90,6 +90,16 @@ class FakeSubmitService final : public regatta::v1::SubmitService::Service {
                                 regatta::v1::ReprioritizeJobsResponse* out) override;
   grpc::Status PreemptJobs(grpc::ServerContext* c, const regatta::v1::PreemptJobsRequest* r,
                            regatta::v1::PreemptJobsResponse* out) override;
+  grpc::Status CancelQueue(grpc::ServerContext* c, const regatta::v1::CancelQueueRequest* r,
+                           regatta::v1::CancelQueueResponse* out) override;
+  grpc::Status PreemptQueue(grpc::ServerContext* c, const regatta::v1::PreemptQueueRequest* r,
+                            regatta::v1::PreemptQueueResponse* out) override;
+  grpc::Status CancelOnExecutor(grpc::ServerContext* c,
+                                const regatta::v1::CancelOnExecutorRequest* r,
+                                regatta::v1::CancelOnExecutorResponse* out) override;
+  grpc::Status PreemptOnExecutor(grpc::ServerContext* c,
+                                 const regatta::v1::PreemptOnExecutorRequest* r,
+                                 regatta::v1::PreemptOnExecutorResponse* out) override;
 
  private:
   Recorder* recorder_;

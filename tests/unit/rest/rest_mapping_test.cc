@@ -70,6 +70,10 @@ TEST(MatchRouteTest, MatchesEveryRouteShape) {
   EXPECT_EQ(id("POST", "/v1/jobsets:cancel"), RouteId::kCancelJobSet);
   EXPECT_EQ(id("POST", "/v1/jobs:reprioritize"), RouteId::kReprioritizeJobs);
   EXPECT_EQ(id("POST", "/v1/jobs:preempt"), RouteId::kPreemptJobs);
+  EXPECT_EQ(id("POST", "/v1/queues/a:cancel"), RouteId::kCancelQueueJobs);
+  EXPECT_EQ(id("POST", "/v1/queues/a:preempt"), RouteId::kPreemptQueueJobs);
+  EXPECT_EQ(id("POST", "/v1/executors/e1:cancel"), RouteId::kCancelExecutorJobs);
+  EXPECT_EQ(id("POST", "/v1/executors/e1:preempt"), RouteId::kPreemptExecutorJobs);
   EXPECT_EQ(id("POST", "/v1/jobs:status"), RouteId::kJobStatus);
   EXPECT_EQ(id("GET", "/v1/jobs/j1/status"), RouteId::kGetJobStatus);
   EXPECT_EQ(id("POST", "/v1/jobs:details"), RouteId::kJobDetails);

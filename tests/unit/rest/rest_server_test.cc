@@ -193,6 +193,46 @@ TEST_F(RestServerTest, SubmitRoutes) {
   EXPECT_EQ(recorder().Last().method, "PreemptJobs");
 }
 
+TEST_F(RestServerTest, BulkRoutesTakeTheTargetFromThePath) {
+  HttpReply queue = Do("POST", "/v1/queues/q1:cancel",
+                       R"({"priorityClasses":["low"],"states":["JOB_STATE_QUEUED"],"reason":"r"})");
+  ASSERT_EQ(queue.status, 200) << queue.body;
+  EXPECT_EQ(Json(queue)["cancelRequestedCount"], 1);
+  EXPECT_EQ(recorder().Last().method, "CancelQueue");
+  auto cancel_queue = recorder().LastRequest<v1::CancelQueueRequest>();
+  EXPECT_EQ(cancel_queue.queue(), "q1");
+  EXPECT_THAT(cancel_queue.priority_classes(), ElementsAre("low"));
+  EXPECT_THAT(cancel_queue.states(), ElementsAre(v1::JOB_STATE_QUEUED));
+  EXPECT_EQ(cancel_queue.reason(), "r");
+
+  ASSERT_EQ(Do("POST", "/v1/queues/q1:preempt", R"({"queue":"q1"})").status, 200);
+  EXPECT_EQ(recorder().Last().method, "PreemptQueue");
+  EXPECT_EQ(recorder().LastRequest<v1::PreemptQueueRequest>().queue(), "q1");
+
+  HttpReply executor = Do("POST", "/v1/executors/e%2F1:cancel",
+                          R"({"nodeId":"n1","queues":["a","b"],"priorityClasses":["x","y"]})");
+  ASSERT_EQ(executor.status, 200) << executor.body;
+  EXPECT_EQ(Json(executor)["cancelRequestedCount"], 2);
+  EXPECT_EQ(recorder().Last().method, "CancelOnExecutor");
+  auto cancel_executor = recorder().LastRequest<v1::CancelOnExecutorRequest>();
+  EXPECT_EQ(cancel_executor.executor_id(), "e/1");
+  EXPECT_EQ(cancel_executor.node_id(), "n1");
+  EXPECT_THAT(cancel_executor.queues(), ElementsAre("a", "b"));
+
+  ASSERT_EQ(Do("POST", "/v1/executors/e1:preempt", "{}").status, 200);
+  EXPECT_EQ(recorder().Last().method, "PreemptOnExecutor");
+  EXPECT_EQ(recorder().LastRequest<v1::PreemptOnExecutorRequest>().executor_id(), "e1");
+
+  // A body naming another target is refused before any call.
+  const size_t calls = recorder().Count();
+  HttpReply mismatch = Do("POST", "/v1/executors/e1:preempt", R"({"executorId":"e2"})");
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_EQ(Json(mismatch)["message"],
+            "executorId \"e2\" in the body does not match \"e1\" in the path");
+  EXPECT_EQ(Do("POST", "/v1/queues/q1:cancel", R"({"queue":"q2"})").status, 400);
+  EXPECT_EQ(recorder().Count(), calls);
+}
+
 TEST_F(RestServerTest, JobRoutes) {
   HttpReply status = Do("POST", "/v1/jobs:status", R"({"jobIds":["a","b"]})");
   ASSERT_EQ(status.status, 200);
@@ -750,9 +790,10 @@ TEST_F(RestServerTest, SurvivesGarbageTruncationAndHugeHeaders) {
     EXPECT_EQ(reply->status, 400);
   }
   // Random JSON-ish bodies on every body route.
-  const char* routes[] = {"/v1/queues",          "/v1/jobs:submit",  "/v1/jobs:cancel",
-                          "/v1/jobsets:cancel",  "/v1/jobs:status",  "/v1/jobs:list",
-                          "/v1/queues/a:cordon", "/v1/jobs:details", "/v1/jobs:preempt"};
+  const char* routes[] = {"/v1/queues",          "/v1/jobs:submit",        "/v1/jobs:cancel",
+                          "/v1/jobsets:cancel",  "/v1/jobs:status",        "/v1/jobs:list",
+                          "/v1/queues/a:cordon", "/v1/jobs:details",       "/v1/jobs:preempt",
+                          "/v1/queues/a:cancel", "/v1/executors/e:preempt"};
   const std::string alphabet = "{}[]\":,0123456789.eE+-truefalsnl \\u\xff\x00abc";
   for (int i = 0; i < 200; ++i) {
     std::string body(absl::Uniform(gen, 0, 64), ' ');
