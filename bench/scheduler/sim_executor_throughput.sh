@@ -32,6 +32,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+cpu_seconds() {  # user + system time of PID (fields 14 and 15 after the command name)
+  sed 's/^.*) //' "/proc/$1/stat" | awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / hz }'
+}
 median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
 wait_for() {  # FILE PATTERN: up to 30 s
   for _ in $(seq 300); do grep -q "$2" "$1" && return 0; sleep 0.1; done
@@ -70,6 +73,8 @@ for rep in $(seq "$REPS"); do
   times+=("$t")
   awk -v t="$t" -v n="$(( per_queue * QUEUES ))" -v r="$rep" -v s="$start" -v u="$submitted" \
     'BEGIN { printf "  rep %d: %d jobs in %.3f s (%.0f jobs/s; submit %.3f s)\n", r, n, t, n/t, u-s }'
+  # CPU seconds each process used (start-up included): where the time goes.
+  echo "    cpu: server $(cpu_seconds "$up_pid") s, executor $(cpu_seconds "$exec_pid") s"
   stop "$exec_pid"; exec_pid=""
   stop "$up_pid"; up_pid=""
 done
