@@ -331,7 +331,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
                        "Run nothing: simulated nodes whose runs end after a simulated duration "
                        "(executor.simulated; annotation regatta.io/simulated-duration)");
     executor->add_option("--nodes", executor_flags.nodes,
-                         "With --simulated: N nodes instead of executor.simulated.nodes");
+                         "With --simulated: N nodes sim-0000... (32 cpu, 128Gi) instead of "
+                         "executor.simulated.nodes");
     executor->add_option("--node-cpu", executor_flags.node_cpu,
                          "With --simulated: cpu of each node (e.g. 32)");
     executor->add_option("--node-memory", executor_flags.node_memory,
