@@ -331,16 +331,15 @@ void Executor::Enqueue(const std::string& run_id, Event event) {
 void Executor::HandleLease(const regatta::v1::JobRunLease& lease) {
   const regatta::v1::Job& job = lease.job();
   const std::string& run_id = lease.run_id();
-  auto returned = [&](const std::string& reason) {
+  auto returned_event = [&](const std::string& reason) {
     Event event = NewEvent();
     auto* e = event.mutable_job_run_lease_returned();
     e->set_job_id(job.id());
     e->set_run_id(run_id);
     e->set_reason(reason);
     LOG_WARN("returning a lease", "run", run_id, "job", job.id(), "reason", reason);
-    Enqueue(run_id, std::move(event));
+    return event;
   };
-  std::string reject;
   {
     absl::MutexLock lock(&mu_);
     // A repeated delivery (also of a run that already ended here), or shutting down.
@@ -352,6 +351,7 @@ void Executor::HandleLease(const regatta::v1::JobRunLease& lease) {
     held.node_id = lease.node_id();
     held.requests = RequestsOf(job);
     held.state = regatta::v1::RUN_STATE_LEASED;
+    std::string reject;
     auto node = node_allocatable_.find(lease.node_id());
     if (node == node_allocatable_.end()) {
       reject = absl::StrCat("node ", lease.node_id(), " is not one of executor ",
@@ -368,14 +368,16 @@ void Executor::HandleLease(const regatta::v1::JobRunLease& lease) {
       }
     }
     HoldLocked(run_id, std::move(held));
-    if (reject.empty()) {
-      Event pending = NewEvent();
-      pending.mutable_job_run_pending()->set_job_id(job.id());
-      pending.mutable_job_run_pending()->set_run_id(run_id);
-      EnqueueLocked(run_id, std::move(pending));
+    if (!reject.empty()) {
+      // Under the same lock, so a concurrent admission never counts the rejected run.
+      EnqueueLocked(run_id, returned_event(reject));
+      return;
     }
+    Event pending = NewEvent();
+    pending.mutable_job_run_pending()->set_job_id(job.id());
+    pending.mutable_job_run_pending()->set_run_id(run_id);
+    EnqueueLocked(run_id, std::move(pending));
   }
-  if (!reject.empty()) return returned(reject);
 
   Event event = NewEvent();  // stamped before the start, so it is not after the run's end
   absl::Status started = backend_->Start(lease);
@@ -402,7 +404,8 @@ void Executor::HandleLease(const regatta::v1::JobRunLease& lease) {
   } else if (absl::IsAlreadyExists(started)) {
     return;
   } else {
-    return returned(absl::StrCat("the executor could not start the run: ", started.message()));
+    return Enqueue(run_id, returned_event(absl::StrCat("the executor could not start the run: ",
+                                                       started.message())));
   }
   Enqueue(run_id, std::move(event));
 }
