@@ -137,8 +137,9 @@ class SimulatedExecutorTest : public ::testing::Test {
   }
 
   // On TwoSmallNodesAndAGpuNode; runs last 10 minutes unless their job says otherwise.
-  void StartExecutor() {
+  void StartExecutor(int max_runs = 0) {
     SimulatedExecutorOptions options;
+    options.executor.max_runs = max_runs;
     options.executor.executor_id = "sim-executor";
     options.executor.pool = "simpool";
     options.executor.heartbeat = absl::Milliseconds(20);
@@ -289,6 +290,18 @@ TEST_F(SimulatedExecutorTest, ALeaseThatDoesNotFitItsNodeIsReturnedAndFitsOnceRo
   ASSERT_TRUE(service_.WaitForEvent("a", Event::kJobRunSucceeded).has_value());
   Lease("c", "sim-0000", "2");
   EXPECT_TRUE(service_.WaitForEvent("c", Event::kJobRunRunning).has_value());
+}
+
+TEST_F(SimulatedExecutorTest, MaxRunsLimitsTheRunsAtOnceAcrossNodes) {
+  StartExecutor(/*max_runs=*/1);
+  EXPECT_EQ(service_.NextRequest().max_runs_to_lease(), 1u);
+  Lease("a", "sim-0000", "1");
+  ASSERT_TRUE(service_.WaitForEvent("a", Event::kJobRunRunning).has_value());
+  EXPECT_EQ(service_.NextRequest().max_runs_to_lease(), 0u);
+  Lease("b", "sim-0001", "1");
+  std::optional<Event> returned = service_.WaitForEvent("b", Event::kJobRunLeaseReturned);
+  ASSERT_TRUE(returned.has_value());
+  EXPECT_NE(returned->job_run_lease_returned().reason().find("maximum of 1"), std::string::npos);
 }
 
 }  // namespace
