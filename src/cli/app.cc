@@ -133,12 +133,18 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   // ---- up / server
   std::string up_config, up_data_dir, up_grpc, up_http;
   std::vector<std::string> up_sets;
+  int up_simulated_nodes = 0;
   for (const char* name : {"up", "server"}) {
     bool is_up = std::string(name) == "up";
     CLI::App* verb = app.add_subcommand(
         name, is_up ? "Run the whole platform in this process (embedded defaults)"
                     : "Run the API server and its components as a server process");
     AddUpFlags(verb, up_config, up_sets, up_data_dir, up_grpc, up_http);
+    if (is_up) {
+      verb->add_option("--simulated-nodes", up_simulated_nodes,
+                       "Embed a simulated executor with N nodes (32 cpu, 128Gi) instead of the "
+                       "local one: runs end after their regatta.io/simulated-duration");
+    }
     verb->callback([&, is_up] {
       action = [&, is_up]() -> absl::StatusOr<int> {
         regatta::server::UpFlags flags;
@@ -147,6 +153,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         flags.data_dir = up_data_dir;
         flags.grpc_listen = up_grpc;
         flags.http_listen = up_http;
+        if (up_simulated_nodes < 0) return UsageError("--simulated-nodes: must be positive");
+        flags.simulated_nodes = up_simulated_nodes;
         return is_up ? regatta::server::RunUp(flags) : regatta::server::RunServer(flags);
       };
     });
@@ -327,6 +335,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 
   // ---- executor
   bool executor_local = false;
+  regatta::server::ExecutorFlags executor_flags;
   {
     CLI::App* executor =
         AddVerb(&app, "executor", "Run an executor that takes leases from the server at --server");
@@ -335,17 +344,35 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     executor->add_option("--set", up_sets, "Override a configuration key: key.path=value");
     executor->add_option("--data-dir", up_data_dir,
                          "Data directory; runs live in its executor/ (default ./regatta-data)");
-    executor->add_flag("--local", executor_local,
-                       "Run jobs as local processes (the only executor kind so far)");
+    executor->add_flag("--local", executor_local, "Run jobs as local processes");
+    executor->add_flag("--simulated", executor_flags.simulated,
+                       "Run nothing: simulated nodes whose runs end after a simulated duration "
+                       "(executor.simulated; annotation regatta.io/simulated-duration)");
+    executor->add_option("--nodes", executor_flags.nodes,
+                         "With --simulated: N nodes sim-0000... (32 cpu, 128Gi) instead of "
+                         "executor.simulated.nodes");
+    executor->add_option("--node-cpu", executor_flags.node_cpu,
+                         "With --simulated: cpu of each node (e.g. 32)");
+    executor->add_option("--node-memory", executor_flags.node_memory,
+                         "With --simulated: memory of each node (e.g. 128Gi)");
     executor->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
-        if (!executor_local) return UsageError("say which executor: --local");
+        if (executor_local == executor_flags.simulated) {
+          return UsageError("say which executor: --local or --simulated");
+        }
+        if (!executor_flags.simulated &&
+            (executor_flags.nodes != 0 || !executor_flags.node_cpu.empty() ||
+             !executor_flags.node_memory.empty())) {
+          return UsageError("--nodes, --node-cpu and --node-memory go with --simulated");
+        }
+        if (executor_flags.nodes < 0) return UsageError("--nodes: must be positive");
         ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
         regatta::server::UpFlags flags;
         flags.config_file = up_config;
         flags.overrides = up_sets;
         flags.data_dir = up_data_dir;
-        return regatta::server::RunExecutor(flags, env.client.server, authorization);
+        return regatta::server::RunExecutor(flags, executor_flags, env.client.server,
+                                            authorization);
       };
     });
   }

@@ -101,6 +101,17 @@ executor:
   # fsync each run's state files. Not needed to survive an executor crash (the kernel keeps
   # the files); only a machine crash could lose them, and that ends the runs anyway.
   syncRunState: false
+  # The simulated executor (`regatta executor --simulated`): fake nodes whose runs run nothing
+  # and end after the job's regatta.io/simulated-duration annotation, else a duration drawn
+  # from `duration`. Shares id, pool, maxRuns and heartbeat with the above.
+  simulated:
+    # Node groups, each {count, namePrefix: sim-, cpu, memory, resources: {other: "1"},
+    # labels: {}, taints: [{key, value, effect}]}; nodes are named <namePrefix>0000, ...
+    nodes: [{count: 10, cpu: "32", memory: 128Gi}]
+    # distribution: constant (value), uniform (min, max) or exponential (mean).
+    duration: {distribution: constant, value: 10s, min: 1s, max: 60s, mean: 30s}
+    # Seed of the random durations (the same seed draws the same durations).
+    seed: 1
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -191,33 +202,114 @@ absl::StatusOr<regatta::v1::Taint> ParseTaint(const YAML::Node& node, const std:
   return taint;
 }
 
-absl::StatusOr<executor::LocalNodeConfig> ParseNode(const YAML::Node& n, const std::string& base) {
+// Parses `key` if it is one a node and a simulated node group share (labels, resources,
+// taints); false for any other key.
+absl::StatusOr<bool> ParseNodeKey(const std::string& key, const YAML::Node& value,
+                                  const std::string& base, executor::NodeConfig& node) {
+  if (key == "labels") {
+    node.labels = value.as<std::map<std::string, std::string>>();
+  } else if (key == "resources") {
+    for (const auto& [name, quantity] : value.as<std::map<std::string, std::string>>()) {
+      node.resources[name] = quantity;
+    }
+  } else if (key == "taints") {
+    for (size_t t = 0; t < value.size(); ++t) {
+      ASSIGN_OR_RETURN(regatta::v1::Taint taint,
+                       ParseTaint(value[t], absl::StrCat(base, ".taints[", t, "]")));
+      node.taints.push_back(std::move(taint));
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::StatusOr<executor::NodeConfig> ParseNode(const YAML::Node& n, const std::string& base) {
   if (!n.IsMap()) return absl::InvalidArgumentError(base + ": must be a map");
-  executor::LocalNodeConfig node;
+  executor::NodeConfig node;
   try {
     for (const auto& kv : n) {
       const std::string key = kv.first.as<std::string>();
       if (key == "name") {
         node.id = kv.second.as<std::string>();
-      } else if (key == "labels") {
-        node.labels = kv.second.as<std::map<std::string, std::string>>();
-      } else if (key == "resources") {
-        node.resources = kv.second.as<std::map<std::string, std::string>>();
-      } else if (key == "taints") {
-        for (size_t t = 0; t < kv.second.size(); ++t) {
-          ASSIGN_OR_RETURN(regatta::v1::Taint taint,
-                           ParseTaint(kv.second[t], absl::StrCat(base, ".taints[", t, "]")));
-          node.taints.push_back(std::move(taint));
-        }
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(base, ".", key, ": unknown key"));
+        continue;
       }
+      ASSIGN_OR_RETURN(bool known, ParseNodeKey(key, kv.second, base, node));
+      if (!known) return absl::InvalidArgumentError(absl::StrCat(base, ".", key, ": unknown key"));
     }
   } catch (const YAML::Exception& ex) {
     return absl::InvalidArgumentError(absl::StrCat(base, ": ", ex.what()));
   }
   if (node.id.empty()) return absl::InvalidArgumentError(base + ".name: must not be empty");
   return node;
+}
+
+absl::StatusOr<executor::SimulatedNodeGroup> ParseSimulatedNodeGroup(const YAML::Node& n,
+                                                                     const std::string& base) {
+  if (!n.IsMap()) return absl::InvalidArgumentError(base + ": must be a map");
+  executor::SimulatedNodeGroup group;
+  executor::NodeConfig node;
+  node.resources = {{"cpu", "32"}, {"memory", "128Gi"}};
+  try {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "count") {
+        group.count = kv.second.as<int>();
+        if (group.count < 0) return absl::InvalidArgumentError(base + ".count: must be >= 0");
+      } else if (key == "namePrefix") {
+        group.name_prefix = kv.second.as<std::string>();
+      } else if (key == "cpu" || key == "memory") {
+        node.resources[key] = kv.second.as<std::string>();
+      } else {
+        ASSIGN_OR_RETURN(bool known, ParseNodeKey(key, kv.second, base, node));
+        if (!known) {
+          return absl::InvalidArgumentError(absl::StrCat(base, ".", key, ": unknown key"));
+        }
+      }
+    }
+  } catch (const YAML::Exception& ex) {
+    return absl::InvalidArgumentError(absl::StrCat(base, ": ", ex.what()));
+  }
+  group.labels = std::move(node.labels);
+  group.taints = std::move(node.taints);
+  group.resources = std::move(node.resources);
+  return group;
+}
+
+absl::Status LoadSimulated(const YAML::Node& root, SimulatedConfig& sim) {
+  const YAML::Node nodes = root["executor"]["simulated"]["nodes"];
+  if (!nodes.IsSequence()) {
+    return absl::InvalidArgumentError("executor.simulated.nodes: must be a list");
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ASSIGN_OR_RETURN(
+        executor::SimulatedNodeGroup group,
+        ParseSimulatedNodeGroup(nodes[i], absl::StrCat("executor.simulated.nodes[", i, "]")));
+    sim.node_groups.push_back(std::move(group));
+  }
+  using Kind = executor::DurationDistribution::Kind;
+  executor::DurationDistribution& d = sim.duration;
+  ASSIGN_OR_RETURN(std::string kind,
+                   Get<std::string>(root, "executor.simulated.duration.distribution"));
+  ASSIGN_OR_RETURN(d.value, GetDuration(root, "executor.simulated.duration.value"));
+  ASSIGN_OR_RETURN(d.min, GetDuration(root, "executor.simulated.duration.min"));
+  ASSIGN_OR_RETURN(d.max, GetDuration(root, "executor.simulated.duration.max"));
+  ASSIGN_OR_RETURN(d.mean, GetDuration(root, "executor.simulated.duration.mean"));
+  if (kind == "constant") {
+    d.kind = Kind::kConstant;
+  } else if (kind == "uniform") {
+    d.kind = Kind::kUniform;
+    if (d.max < d.min) {
+      return absl::InvalidArgumentError("executor.simulated.duration.max: must be >= min");
+    }
+  } else if (kind == "exponential") {
+    d.kind = Kind::kExponential;
+  } else {
+    return absl::InvalidArgumentError(
+        "executor.simulated.duration.distribution: must be constant, uniform or exponential");
+  }
+  ASSIGN_OR_RETURN(sim.seed, Get<uint64_t>(root, "executor.simulated.seed"));
+  return absl::OkStatus();
 }
 
 absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
@@ -243,11 +335,11 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
     return absl::InvalidArgumentError("executor.nodes: must be a list");
   }
   for (size_t i = 0; nodes && nodes.IsSequence() && i < nodes.size(); ++i) {
-    ASSIGN_OR_RETURN(executor::LocalNodeConfig node,
+    ASSIGN_OR_RETURN(executor::NodeConfig node,
                      ParseNode(nodes[i], absl::StrCat("executor.nodes[", i, "]")));
     e.nodes.push_back(std::move(node));
   }
-  return absl::OkStatus();
+  return LoadSimulated(root, e.simulated);
 }
 
 }  // namespace
@@ -320,6 +412,13 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
     p.priority_classes[name] = api::PriorityClass{pc.priority, pc.preemptible};
   }
   RETURN_IF_ERROR(LoadExecutor(root, c));
+  if (flags.simulated_nodes > 0) {
+    c.executor.embedded_simulated = true;
+    executor::SimulatedNodeGroup group;
+    group.count = flags.simulated_nodes;
+    group.resources = {{"cpu", "32"}, {"memory", "128Gi"}};
+    c.executor.simulated.node_groups = {group};
+  }
   ASSIGN_OR_RETURN(c.max_log_record_bytes, Get<int64_t>(root, "eventLog.maxRecordBytes"));
   ASSIGN_OR_RETURN(c.log_level, Get<std::string>(root, "logging.level"));
   ASSIGN_OR_RETURN(c.log_format, Get<std::string>(root, "logging.format"));

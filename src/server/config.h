@@ -10,7 +10,8 @@
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/authorizer.h"
 #include "src/api/validation.h"
-#include "src/executor/local_executor.h"
+#include "src/executor/executor.h"
+#include "src/executor/simulated_executor.h"
 #include "src/scheduler/scheduler.h"
 #include "src/server/up.h"
 
@@ -19,19 +20,29 @@ namespace regatta::server {
 // The built-in defaults; docs/configuration.md explains every key.
 extern const char kDefaultConfigYaml[];
 
-// The local process executor's settings (`executor:`).
+// The simulated executor's settings (`executor.simulated:`).
+struct SimulatedConfig {
+  std::vector<executor::SimulatedNodeGroup> node_groups;
+  executor::DurationDistribution duration;
+  uint64_t seed = 1;
+};
+
+// The executors' settings (`executor:`).
 struct ExecutorConfig {
   bool embedded = true;  // run inside `regatta up`
   std::string id;
   std::string pool = "default";
   std::string data_dir;  // empty: <dataDir>/executor
-  std::vector<executor::LocalNodeConfig> nodes;
+  std::vector<executor::NodeConfig> nodes;
   int max_runs = 0;
   absl::Duration termination_grace = absl::Seconds(30);
   absl::Duration heartbeat = absl::Seconds(2);
   std::string logs_listen = "127.0.0.1:0";
   bool cgroups = true;
   bool sync_run_state = false;
+  SimulatedConfig simulated;
+  // The embedded executor of `regatta up` is the simulated one (--simulated-nodes).
+  bool embedded_simulated = false;
 };
 
 struct ServerConfig {

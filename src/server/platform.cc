@@ -20,6 +20,7 @@
 #include "src/common/status_macros.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "src/executor/local_executor.h"
+#include "src/executor/simulated_executor.h"
 #include "src/ingest/ingester.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
@@ -45,7 +46,7 @@ struct Platform::Impl {
   scheduler::SchedulingReports reports;
   std::unique_ptr<api::ReportService> report_service;
   std::unique_ptr<api::ExecutorService> executor_service;
-  std::unique_ptr<executor::LocalExecutor> local_executor;
+  std::unique_ptr<executor::Executor> local_executor;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -74,17 +75,27 @@ std::pair<std::string, int> SplitHostPort(absl::string_view listen) {
 
 }  // namespace
 
-executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
-                                                        const std::string& data_dir) {
-  executor::LocalExecutorOptions e;
+namespace {
+
+executor::ExecutorOptions ExecutorOptionsFrom(const ExecutorConfig& config) {
+  executor::ExecutorOptions e;
   e.executor_id = config.id;
   e.pool = config.pool;
   e.nodes = config.nodes;
-  e.data_dir = config.data_dir.empty() ? data_dir + "/executor" : config.data_dir;
   e.heartbeat = config.heartbeat;
   e.max_runs = config.max_runs;
-  e.default_termination_grace = config.termination_grace;
   e.logs_listen = config.logs_listen;
+  return e;
+}
+
+}  // namespace
+
+executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
+                                                        const std::string& data_dir) {
+  executor::LocalExecutorOptions e;
+  e.executor = ExecutorOptionsFrom(config);
+  e.data_dir = config.data_dir.empty() ? data_dir + "/executor" : config.data_dir;
+  e.default_termination_grace = config.termination_grace;
   e.use_cgroups = config.cgroups;
   e.sync_run_state = config.sync_run_state;
   // Runs see a small, predictable environment, not the server's.
@@ -94,6 +105,17 @@ executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& co
   }
   if (std::getenv("PATH") == nullptr)
     e.base_env.emplace_back("PATH", "/usr/local/bin:/usr/bin:/bin");
+  return e;
+}
+
+executor::SimulatedExecutorOptions SimulatedExecutorOptionsFrom(const ExecutorConfig& config) {
+  executor::SimulatedExecutorOptions e;
+  e.executor = ExecutorOptionsFrom(config);
+  e.executor.nodes.clear();        // the simulated nodes replace them
+  e.executor.logs_listen.clear();  // simulated runs have no logs
+  e.node_groups = config.simulated.node_groups;
+  e.duration = config.simulated.duration;
+  e.seed = config.simulated.seed;
   return e;
 }
 
@@ -222,11 +244,17 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       rest::RestServer::Start(rest_options, impl->grpc_server->InProcessChannel(channel_args)));
   impl->http_address = absl::StrCat(http_host, ":", impl->rest_server->port());
 
-  if (embedded_executor) {
-    executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
-    e.authorization = absl::StrCat("Bearer ", embedded_token);
+  if (embedded_executor && config.executor.embedded_simulated) {
+    executor::SimulatedExecutorOptions e = SimulatedExecutorOptionsFrom(config.executor);
+    e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
     ASSIGN_OR_RETURN(impl->local_executor,
-                     executor::LocalExecutor::Start(
+                     executor::StartSimulatedExecutor(
+                         std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
+  } else if (embedded_executor) {
+    executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
+    e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
+    ASSIGN_OR_RETURN(impl->local_executor,
+                     executor::StartLocalExecutor(
                          std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
   }
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
@@ -244,7 +272,7 @@ const std::string& Platform::data_dir() const { return impl_->data_dir; }
 bool Platform::anonymous_enabled() const { return impl_->anonymous; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
-executor::LocalExecutor* Platform::local_executor() { return impl_->local_executor.get(); }
+executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
 
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
   return impl_->ingester->WaitForOffset(offset, deadline);

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
+#include "src/executor/local_executor.h"
 #include "src/server/config.h"
 
 namespace grpc {
@@ -29,6 +30,9 @@ inline constexpr char kEmbeddedExecutorUser[] = "regatta-embedded-executor";
 // <data_dir>/executor unless the config says otherwise.
 executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
                                                         const std::string& data_dir);
+// The simulated executor's options from the `executor:` config (its id, pool, maxRuns and
+// heartbeat, and `executor.simulated`).
+executor::SimulatedExecutorOptions SimulatedExecutorOptionsFrom(const ExecutorConfig& config);
 
 // Which command is starting the platform; anonymous access "auto" depends on it.
 enum class Mode { kUp, kServer };
@@ -57,8 +61,8 @@ class Platform {
   bool anonymous_enabled() const;
 
   eventlog::EventLog* log();
-  // The embedded executor (`regatta up`), or null.
-  executor::LocalExecutor* local_executor();
+  // The embedded executor (`regatta up`; simulated with --simulated-nodes), or null.
+  executor::Executor* local_executor();
   store::Store* store();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);

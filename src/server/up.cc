@@ -9,6 +9,7 @@
 #include "src/common/config.h"
 #include "src/common/logging.h"
 #include "src/executor/local_executor.h"
+#include "src/executor/simulated_executor.h"
 #include "src/server/config.h"
 #include "src/server/platform.h"
 
@@ -60,24 +61,43 @@ int Run(const UpFlags& flags, Mode mode) {
 int RunUp(const UpFlags& flags) { return Run(flags, Mode::kUp); }
 int RunServer(const UpFlags& flags) { return Run(flags, Mode::kServer); }
 
-int RunExecutor(const UpFlags& flags, const std::string& server, const std::string& authorization) {
+int RunExecutor(const UpFlags& flags, const ExecutorFlags& kind, const std::string& server,
+                const std::string& authorization) {
   sigset_t stop_signals = BlockStopSignals();
   absl::StatusOr<ServerConfig> config = LoadServerConfig(flags, ProcessEnvironment());
   if (!config.ok()) return Fail("config", config.status());
   InitLogging(config->log_level, config->log_format);
-  executor::LocalExecutorOptions options = LocalExecutorOptionsFrom(
-      config->executor, flags.data_dir.empty() ? config->data_dir : flags.data_dir);
-  options.authorization = authorization;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   auto channel = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
-  absl::StatusOr<std::unique_ptr<executor::LocalExecutor>> executor =
-      executor::LocalExecutor::Start(std::move(options), channel, RealClock::Get());
+  absl::StatusOr<std::unique_ptr<executor::Executor>> executor;
+  if (kind.simulated) {
+    executor::SimulatedExecutorOptions options = SimulatedExecutorOptionsFrom(config->executor);
+    options.executor.authorization = authorization;
+    if (kind.nodes > 0) {
+      executor::SimulatedNodeGroup group;
+      group.count = kind.nodes;
+      group.resources = {{"cpu", "32"}, {"memory", "128Gi"}};
+      options.node_groups = {group};
+    }
+    for (executor::SimulatedNodeGroup& group : options.node_groups) {
+      if (!kind.node_cpu.empty()) group.resources["cpu"] = kind.node_cpu;
+      if (!kind.node_memory.empty()) group.resources["memory"] = kind.node_memory;
+    }
+    executor = executor::StartSimulatedExecutor(std::move(options), channel, RealClock::Get());
+  } else {
+    executor::LocalExecutorOptions options = LocalExecutorOptionsFrom(
+        config->executor, flags.data_dir.empty() ? config->data_dir : flags.data_dir);
+    options.executor.authorization = authorization;
+    executor = executor::StartLocalExecutor(std::move(options), channel, RealClock::Get());
+  }
   if (!executor.ok()) return Fail("executor", executor.status());
   std::cout << "regatta executor is running (id: " << (*executor)->executor_id()
-            << ", server: " << server << ")\n"
-            << "  logs: " << (*executor)->logs_address() << "\n"
-            << "Stop with Ctrl-C." << std::endl;
+            << ", server: " << server << ", nodes: " << (*executor)->node_count() << ")\n";
+  if (!(*executor)->logs_address().empty()) {
+    std::cout << "  logs: " << (*executor)->logs_address() << "\n";
+  }
+  std::cout << "Stop with Ctrl-C." << std::endl;
   int signal = 0;
   sigwait(&stop_signals, &signal);
   LOG_INFO("stopping the executor", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");

@@ -13,6 +13,8 @@ struct UpFlags {
   std::string data_dir;                // --data-dir; empty: the config's (default ./regatta-data)
   std::string grpc_listen;             // --grpc-listen host:port; empty: the config's
   std::string http_listen;             // --http-listen host:port; empty: the config's
+  // `regatta up --simulated-nodes N`: the embedded executor is a simulated one with N nodes.
+  int simulated_nodes = 0;
 };
 
 // Runs the embedded platform (API server, log, store, ingester) in this process until SIGINT or
@@ -23,10 +25,22 @@ int RunUp(const UpFlags& flags);
 // `regatta server`: the same components, but anonymous access "auto" means off.
 int RunServer(const UpFlags& flags);
 
-// `regatta executor --local`: the local process executor alone, taking leases from the server at
+// Flags of `regatta executor`.
+struct ExecutorFlags {
+  bool simulated = false;  // --simulated; else --local
+  // --nodes N: one group of N simulated nodes (32 cpu, 128Gi) instead of
+  // executor.simulated.nodes; --node-cpu and --node-memory: of every simulated node.
+  int nodes = 0;
+  std::string node_cpu;
+  std::string node_memory;
+};
+
+// `regatta executor --local|--simulated`: an executor alone, taking leases from the server at
 // `server` (host:port) with the given "authorization" header value (may be empty). Uses the
-// config's `executor:` section; runs live under <dataDir>/executor unless it says otherwise.
-int RunExecutor(const UpFlags& flags, const std::string& server, const std::string& authorization);
+// config's `executor:` section; local runs live under <dataDir>/executor unless it says
+// otherwise.
+int RunExecutor(const UpFlags& flags, const ExecutorFlags& kind, const std::string& server,
+                const std::string& authorization);
 
 }  // namespace regatta::server
 

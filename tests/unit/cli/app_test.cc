@@ -482,6 +482,10 @@ TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
            {"nosuchverb"},
            {"queue", "list", "-o", "xml"},
            {"--timeout", "soon", "queue", "list"},
+           {"executor"},
+           {"executor", "--local", "--simulated"},
+           {"executor", "--local", "--nodes", "5"},
+           {"executor", "--simulated", "--nodes", "-1"},
        }) {
     auto r = Run(args);
     EXPECT_EQ(r.code, 2) << absl::StrJoin(args, " ") << ": " << r.err;
