@@ -75,23 +75,22 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
   std::vector<NewLease> leases;
   {
     absl::ReaderMutexLock lock(&db.mutex());
-    for (const std::string& run_id : db.ActiveRunsOf(state.id)) {
-      const scheduler::RunRecord* run = db.FindRun(run_id);
-      const scheduler::JobRecord* job = db.FindJobByRun(run_id);
-      if (run == nullptr || job == nullptr || run->state != regatta::v1::RUN_STATE_LEASED) {
-        continue;
-      }
-      if (job->terminal() || state.runs.contains(run_id)) continue;
-      if (!registry_->ClaimSend(state.id, state.incarnation, run_id, now,
-                                options_.lease_resend_after)) {
-        continue;
-      }
-      leases.push_back(NewLease{run_id, run->node_id, job->id, job->priority_class_priority});
-    }
+    db.ForEachActiveRunOf(
+        state.id, [&](const scheduler::JobRecord& job, const scheduler::RunRecord& run) {
+          if (run.state != regatta::v1::RUN_STATE_LEASED || job.terminal() ||
+              state.runs.contains(run.run_id)) {
+            return;
+          }
+          if (!registry_->ClaimSend(state.id, state.incarnation, run.run_id, now,
+                                    options_.lease_resend_after)) {
+            return;
+          }
+          leases.push_back(NewLease{run.run_id, run.node_id, job.id, job.priority_class_priority});
+        });
     for (const auto& [run_id, run_state] : state.runs) {
       if (store::IsTerminal(run_state)) continue;  // ended; the executor is reporting it
       const scheduler::JobRecord* job = db.FindJobByRun(run_id);
-      const scheduler::RunRecord* run = db.FindRun(run_id);
+      const scheduler::RunRecord* run = job == nullptr ? nullptr : job->run(run_id);
       if (job != nullptr && job->state == regatta::v1::JOB_STATE_PREEMPTED) {
         preempt.add_run_ids(run_id);
       } else if (job == nullptr || run == nullptr || job->terminal() || !run->active() ||
@@ -249,8 +248,8 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
         std::string job_id;
         std::string run_id;
         (void)RunEventIds(event, &job_id, &run_id);
-        const scheduler::RunRecord* run = db.FindRun(run_id);
         const scheduler::JobRecord* job = db.FindJobByRun(run_id);
+        const scheduler::RunRecord* run = job == nullptr ? nullptr : job->run(run_id);
         if (run == nullptr || job == nullptr || job->id != job_id ||
             run->executor_id != request.executor_id()) {
           // Unknown here (the job ended and was dropped, or the run belongs elsewhere): the

@@ -163,10 +163,25 @@ const RunRecord* JobDb::FindRun(absl::string_view run_id) const {
   return RunOf(FindJobByRun(run_id), run_id);
 }
 
-std::vector<std::string> JobDb::ActiveRunsOf(absl::string_view executor_id) const {
+const RunRecord* JobRecord::run(absl::string_view run_id) const { return RunOf(this, run_id); }
+
+void JobDb::ForEachActiveRunOf(
+    absl::string_view executor_id,
+    absl::FunctionRef<void(const JobRecord&, const RunRecord&)> fn) const {
   auto it = active_by_executor_.find(executor_id);
-  if (it == active_by_executor_.end()) return {};
-  return std::vector<std::string>(it->second.begin(), it->second.end());
+  if (it == active_by_executor_.end()) return;
+  for (const JobRecord* job : it->second) {
+    for (const RunRecord& run : job->runs) {
+      if (run.active() && run.executor_id == executor_id) fn(*job, run);
+    }
+  }
+}
+
+std::vector<std::string> JobDb::ActiveRunsOf(absl::string_view executor_id) const {
+  std::vector<std::string> out;
+  ForEachActiveRunOf(executor_id,
+                     [&](const JobRecord&, const RunRecord& run) { out.push_back(run.run_id); });
+  return out;
 }
 
 void JobDb::ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const {
@@ -240,7 +255,7 @@ void JobDb::Index(JobRecord* job) {
     job_of_run_[run.run_id] = job;
     if (run.active()) {
       holds = true;
-      active_by_executor_[run.executor_id].insert(run.run_id);
+      active_by_executor_[run.executor_id].insert(job);
     }
   }
   if (holds) holding_.insert(job);
@@ -260,7 +275,7 @@ void JobDb::Unindex(JobRecord* job) {
     if (!run.active()) continue;
     auto it = active_by_executor_.find(run.executor_id);
     if (it == active_by_executor_.end()) continue;
-    it->second.erase(run.run_id);
+    it->second.erase(job);
     if (it->second.empty()) active_by_executor_.erase(it);
   }
   holding_.erase(job);

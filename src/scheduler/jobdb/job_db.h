@@ -105,6 +105,8 @@ struct JobRecord {
   const ResourceList& requests() const { return tmpl->round.requests; }
   const regatta::v1::RetryPolicy& retry_policy() const { return tmpl->spec.retry_policy(); }
   const RunRecord* latest_run() const { return runs.empty() ? nullptr : &runs.back(); }
+  // The job's run with this id, or null.
+  const RunRecord* run(absl::string_view run_id) const;
   RunRecord* latest_run() { return runs.empty() ? nullptr : &runs.back(); }
   bool terminal() const { return store::IsTerminal(state); }
   bool queued() const {
@@ -200,6 +202,10 @@ class JobDb {
   const RunRecord* FindRun(absl::string_view run_id) const;
   // Ids of active runs on an executor.
   std::vector<std::string> ActiveRunsOf(absl::string_view executor_id) const;
+  // The same without copying: every active run on the executor with its job (the executor
+  // API calls this on every lease request).
+  void ForEachActiveRunOf(absl::string_view executor_id,
+                          absl::FunctionRef<void(const JobRecord&, const RunRecord&)> fn) const;
   void ForEachJob(absl::FunctionRef<void(const JobRecord&)> fn) const;
   // Sum of the requests of the queue's queued jobs.
   ResourceList QueuedDemand(absl::string_view queue) const;
@@ -243,7 +249,8 @@ class JobDb {
   JobSet jobs_;
   absl::flat_hash_map<std::string, JobRecord*> job_of_run_;
   // Executor id -> its active runs.
-  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> active_by_executor_;
+  // Executor id -> jobs with an active run there (their runs say which).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<const JobRecord*>> active_by_executor_;
   absl::flat_hash_map<const std::string*, QueueIndex> queues_;
   absl::flat_hash_map<GangKey, std::vector<JobRecord*>> gangs_;
   // Jobs whose runs hold resources, and terminal jobs (compaction candidates).
