@@ -225,6 +225,45 @@ TEST(ParsePipelineSpecTest, Importer) {
   EXPECT_TRUE(runtime.importer.reimport);
 }
 
+TEST(ParsePipelineSpecTest, ArtifactIteratorOverCollectedArtifacts) {
+  PipelineSpec spec = MustLoad("parallel_for_artifacts.yaml");
+  const TaskSpec& produce = spec.root.dag->tasks.at("for-loop-1");
+  ASSERT_TRUE(produce.parameter_iterator.has_value());
+  EXPECT_EQ(produce.parameter_iterator->items_input_parameter, "pipelinechannel--texts");
+  EXPECT_FALSE(produce.parameter_iterator->items_raw.has_value());
+  EXPECT_EQ(spec.components.at("comp-for-loop-1")
+                .output_definitions.artifacts.at("pipelinechannel--make-dataset-Output")
+                .is_artifact_list,
+            true);
+
+  const TaskSpec& consume = spec.root.dag->tasks.at("for-loop-2");
+  EXPECT_FALSE(consume.parameter_iterator.has_value());
+  ASSERT_TRUE(consume.artifact_iterator.has_value());
+  EXPECT_EQ(consume.artifact_iterator->items_input_artifact,
+            "pipelinechannel--for-loop-1-pipelinechannel--make-dataset-Output");
+  EXPECT_EQ(consume.artifact_iterator->item_input,
+            "pipelinechannel--for-loop-1-pipelinechannel--make-dataset-Output-loop-item");
+  const TaskInputArtifact& item = spec.components.at("comp-for-loop-2")
+                                      .dag->tasks.at("print-dataset")
+                                      .input_artifacts.at("dataset");
+  EXPECT_EQ(item.kind, TaskInputArtifact::Kind::kComponentInputArtifact);
+  EXPECT_EQ(item.component_input_artifact,
+            "pipelinechannel--for-loop-1-pipelinechannel--make-dataset-Output-loop-item");
+}
+
+TEST(ParsePipelineSpecTest, OneOfOutput) {
+  PipelineSpec spec = MustLoad("if_else_oneof.yaml");
+  const DagOutputParameter& oneof =
+      spec.components.at("comp-condition-branches-1")
+          .dag->output_parameters.at("pipelinechannel--condition-branches-1-oneof-1");
+  EXPECT_TRUE(oneof.from_oneof);
+  ASSERT_EQ(oneof.selectors.size(), 2u);
+  EXPECT_EQ(oneof.selectors[0].producer_subtask, "condition-2");
+  EXPECT_EQ(oneof.selectors[0].output_parameter_key, "pipelinechannel--print-and-return-Output");
+  EXPECT_EQ(oneof.selectors[1].producer_subtask, "condition-3");
+  EXPECT_EQ(oneof.selectors[1].output_parameter_key, "pipelinechannel--print-and-return-2-Output");
+}
+
 TEST(ParsePipelineSpecTest, JsonInputParsesLikeYaml) {
   const std::string text = R"({
     "pipelineInfo": {"name": "json-pipeline"},

@@ -22,9 +22,9 @@ PipelineSpec MustParse(const std::string& file) {
 }
 
 TEST(ValidatePipelineSpecTest, AllTestPipelinesAreValid) {
-  for (const char* file :
-       {"hello_world.yaml", "producer_consumer.yaml", "artifact_passing.yaml", "condition.yaml",
-        "parallel_for.yaml", "exit_handler.yaml", "importer.yaml"}) {
+  for (const char* file : {"hello_world.yaml", "producer_consumer.yaml", "artifact_passing.yaml",
+                           "condition.yaml", "parallel_for.yaml", "exit_handler.yaml",
+                           "importer.yaml", "parallel_for_artifacts.yaml", "if_else_oneof.yaml"}) {
     EXPECT_TRUE(ValidatePipelineSpec(MustParse(file)).ok())
         << file << ": " << ValidatePipelineSpec(MustParse(file));
   }
@@ -207,6 +207,29 @@ INSTANTIATE_TEST_SUITE_P(
                     [](PipelineSpec& s) { s.root.output_definitions.artifacts.clear(); },
                     "root.dag.outputs.artifacts.train-metrics: 'train-metrics' is not in "
                     "outputDefinitions.artifacts"},
+        InvalidCase{"ArtifactItemInputNotAnInput", "parallel_for_artifacts.yaml",
+                    [](PipelineSpec& s) {
+                      RootTask(s, "for-loop-2").artifact_iterator->item_input = "item";
+                    },
+                    "root.dag.tasks.for-loop-2.artifactIterator.itemInput: 'item' is not an "
+                    "input artifact of component 'comp-for-loop-2'"},
+        InvalidCase{"ArtifactItemsNotSupplied", "parallel_for_artifacts.yaml",
+                    [](PipelineSpec& s) {
+                      RootTask(s, "for-loop-2").artifact_iterator->items_input_artifact = "all";
+                    },
+                    "root.dag.tasks.for-loop-2.artifactIterator.items.inputArtifact: 'all' is "
+                    "not an input artifact of this task"},
+        InvalidCase{"OneOfSelectorKeyMissing", "if_else_oneof.yaml",
+                    [](PipelineSpec& s) {
+                      s.components.at("comp-condition-branches-1")
+                          .dag->output_parameters
+                          .at("pipelinechannel--condition-branches-1-oneof-1")
+                          .selectors[1]
+                          .output_parameter_key = "Output";
+                    },
+                    "components.comp-condition-branches-1.dag.outputs.parameters."
+                    "pipelinechannel--condition-branches-1-oneof-1: producer task 'condition-3' "
+                    "has no output parameter 'Output'"},
         InvalidCase{"ImporterRuntimeParameterMissing", "importer.yaml",
                     [](PipelineSpec& s) {
                       s.executors.at("exec-importer-2").importer.artifact_uri.runtime_parameter =
