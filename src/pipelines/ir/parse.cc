@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -28,41 +29,33 @@ std::string Join(absl::string_view path, absl::string_view key) {
   return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
 }
 
-// YAML 1.2 core schema scalars; quoted scalars (tag "!") are always strings, so `'1'` stays a
-// string as the SDK meant it.
+// YAML 1.2 core schema for plain scalars; quoted scalars (tag "!") are always strings, so `'1'`
+// stays the string the SDK meant.
 json PlainScalarToJson(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  bool numeric_chars = true;
-  bool integral = true;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (absl::ascii_isdigit(c)) continue;
-    if ((c == '-' || c == '+') && (i == 0 || s[i - 1] == 'e' || s[i - 1] == 'E')) continue;
-    if (c == '.' || c == 'e' || c == 'E') {
-      integral = false;
-      continue;
-    }
-    numeric_chars = false;
-    break;
-  }
-  if (numeric_chars && absl::ascii_isdigit(s.back()) == false && s.back() != '.') {
-    numeric_chars = false;
-  }
-  if (numeric_chars) {
-    int64_t i = 0;
-    if (integral && absl::SimpleAtoi(s, &i)) return i;
-    double d = 0;
-    if (absl::SimpleAtod(s, &d)) return d;
-  }
   if (s == ".inf" || s == ".Inf" || s == "+.inf") return std::numeric_limits<double>::infinity();
   if (s == "-.inf" || s == "-.Inf") return -std::numeric_limits<double>::infinity();
   if (s == ".nan" || s == ".NaN") return std::numeric_limits<double>::quiet_NaN();
+  // SimpleAtod alone would also take "inf", "nan" and hex, which YAML reads as strings.
+  const bool numeric = absl::c_all_of(s, [](char c) {
+    return absl::ascii_isdigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+  });
+  if (numeric) {
+    int64_t i = 0;
+    if (absl::SimpleAtoi(s, &i)) return i;
+    double d = 0;
+    if (absl::SimpleAtod(s, &d)) return d;
+  }
   return s;
 }
 
-absl::StatusOr<json> YamlToJson(const YAML::Node& node, const std::string& path) {
+// Deeper documents are not pipelines; the limit keeps recursion bounded on hostile input.
+constexpr int kMaxDepth = 64;
+
+absl::StatusOr<json> YamlToJson(const YAML::Node& node, const std::string& path, int depth = 0) {
+  if (depth > kMaxDepth) return Invalid(path, "nested too deeply");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -73,7 +66,8 @@ absl::StatusOr<json> YamlToJson(const YAML::Node& node, const std::string& path)
     case YAML::NodeType::Sequence: {
       json out = json::array();
       for (size_t i = 0; i < node.size(); ++i) {
-        ASSIGN_OR_RETURN(json item, YamlToJson(node[i], absl::StrCat(path, "[", i, "]")));
+        ASSIGN_OR_RETURN(json item,
+                         YamlToJson(node[i], absl::StrCat(path, "[", i, "]"), depth + 1));
         out.push_back(std::move(item));
       }
       return out;
@@ -83,7 +77,7 @@ absl::StatusOr<json> YamlToJson(const YAML::Node& node, const std::string& path)
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) return Invalid(path, "map keys must be strings");
         const std::string key = kv.first.Scalar();
-        ASSIGN_OR_RETURN(json value, YamlToJson(kv.second, Join(path, key)));
+        ASSIGN_OR_RETURN(json value, YamlToJson(kv.second, Join(path, key), depth + 1));
         out[key] = std::move(value);
       }
       return out;

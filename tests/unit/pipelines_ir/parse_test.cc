@@ -1,5 +1,6 @@
 #include "src/pipelines/ir/parse.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_replace.h"
@@ -291,6 +292,41 @@ TEST(ParsePipelineSpecTest, QuotedNumbersStayStrings) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->root.dag->tasks.at("producer").input_parameters.at("shout").constant,
             json("true"));
+}
+
+TEST(ParsePipelineSpecTest, PlainScalarsFollowTheYamlCoreSchema) {
+  std::string text = ReadPipelineFile("hello_world.yaml");
+  text = absl::StrReplaceAll(text, {{"defaultValue: World",
+                                     "defaultValue: [1, -2, 1.5, 1e3, .inf, true, ~, inf, 0x1F, "
+                                     "1.2.3, '7', \"8\"]"}});
+  absl::StatusOr<PipelineSpec> spec = ParsePipelineSpec(text);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const json& value = *spec->root.input_definitions.parameters.at("recipient").default_value;
+  ASSERT_EQ(value.size(), 12u);
+  EXPECT_TRUE(value[0].is_number_integer());
+  EXPECT_EQ(value[0], 1);
+  EXPECT_EQ(value[1], -2);
+  EXPECT_TRUE(value[2].is_number_float());
+  EXPECT_DOUBLE_EQ(value[2].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(value[3].get<double>(), 1000.0);
+  EXPECT_TRUE(std::isinf(value[4].get<double>()));
+  EXPECT_EQ(value[5], true);
+  EXPECT_TRUE(value[6].is_null());
+  EXPECT_EQ(value[7], "inf");
+  EXPECT_EQ(value[8], "0x1F");
+  EXPECT_EQ(value[9], "1.2.3");
+  EXPECT_EQ(value[10], "7");
+  EXPECT_EQ(value[11], "8");
+}
+
+TEST(ParsePipelineSpecTest, DeepNestingIsAnErrorNotACrash) {
+  std::string text = ReadPipelineFile("hello_world.yaml");
+  text = absl::StrReplaceAll(
+      text,
+      {{"defaultValue: World", "defaultValue: " + std::string(200, '[') + std::string(200, ']')}});
+  absl::StatusOr<PipelineSpec> spec = ParsePipelineSpec(text);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("nested too deeply"));
 }
 
 TEST(ParsePipelineSpecTest, UnknownKeysAreAccepted) {
