@@ -144,6 +144,27 @@ class Validator {
     return absl::OkStatus();
   }
 
+  enum class OutputKind { kParameter, kArtifact };
+
+  // `producer` is a task of `dag` whose component declares the output `key`. A producer whose
+  // component is missing is reported on that task instead.
+  absl::Status CheckProducerOutput(const DagSpec& dag, const std::string& producer,
+                                   const std::string& key, OutputKind kind,
+                                   const std::string& path) {
+    RETURN_IF_ERROR(CheckProducer(dag, producer, path));
+    const ComponentSpec* component = ComponentOf(dag, producer);
+    if (component == nullptr) return absl::OkStatus();
+    const IoDefinitions& outputs = component->output_definitions;
+    const bool declared = kind == OutputKind::kParameter ? outputs.parameters.contains(key)
+                                                         : outputs.artifacts.contains(key);
+    if (!declared) {
+      return Invalid(path, absl::StrCat("producer task '", producer, "' has no output ",
+                                        kind == OutputKind::kParameter ? "parameter" : "artifact",
+                                        " '", key, "'"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status ValidateTask(const TaskSpec& task, const DagSpec& dag, const ComponentSpec& parent,
                             const std::string& parent_name, const std::string& path) {
     auto callee_it = spec_.components.find(task.component_ref);
@@ -181,17 +202,10 @@ class Validator {
                              "' is not an input of the enclosing component '", parent_name, "'"));
           }
           break;
-        case TaskInputParameter::Kind::kTaskOutputParameter: {
-          RETURN_IF_ERROR(CheckProducer(dag, source.producer_task, p));
-          const ComponentSpec* producer = ComponentOf(dag, source.producer_task);
-          if (producer != nullptr &&
-              !producer->output_definitions.parameters.contains(source.output_parameter_key)) {
-            return Invalid(
-                p, absl::StrCat("producer task '", source.producer_task,
-                                "' has no output parameter '", source.output_parameter_key, "'"));
-          }
+        case TaskInputParameter::Kind::kTaskOutputParameter:
+          RETURN_IF_ERROR(CheckProducerOutput(
+              dag, source.producer_task, source.output_parameter_key, OutputKind::kParameter, p));
           break;
-        }
         case TaskInputParameter::Kind::kTaskFinalStatus:
           RETURN_IF_ERROR(CheckProducer(dag, source.producer_task, p));
           // Only an exit task (one that runs after the producer, whatever its outcome) can see
@@ -221,14 +235,8 @@ class Validator {
         }
         continue;
       }
-      RETURN_IF_ERROR(CheckProducer(dag, source.producer_task, p));
-      const ComponentSpec* producer = ComponentOf(dag, source.producer_task);
-      if (producer != nullptr &&
-          !producer->output_definitions.artifacts.contains(source.output_artifact_key)) {
-        return Invalid(
-            p, absl::StrCat("producer task '", source.producer_task, "' has no output artifact '",
-                            source.output_artifact_key, "'"));
-      }
+      RETURN_IF_ERROR(CheckProducerOutput(dag, source.producer_task, source.output_artifact_key,
+                                          OutputKind::kArtifact, p));
     }
 
     if (task.parameter_iterator) {
@@ -320,14 +328,9 @@ class Validator {
         return Invalid(p, absl::StrCat("'", output, "' is not in outputDefinitions.parameters"));
       }
       for (const ParameterSelector& selector : value.selectors) {
-        RETURN_IF_ERROR(CheckProducer(dag, selector.producer_subtask, p));
-        const ComponentSpec* producer = ComponentOf(dag, selector.producer_subtask);
-        if (producer != nullptr &&
-            !producer->output_definitions.parameters.contains(selector.output_parameter_key)) {
-          return Invalid(
-              p, absl::StrCat("producer task '", selector.producer_subtask,
-                              "' has no output parameter '", selector.output_parameter_key, "'"));
-        }
+        RETURN_IF_ERROR(CheckProducerOutput(dag, selector.producer_subtask,
+                                            selector.output_parameter_key, OutputKind::kParameter,
+                                            p));
       }
     }
     for (const auto& [output, value] : dag.output_artifacts) {
@@ -336,14 +339,9 @@ class Validator {
         return Invalid(p, absl::StrCat("'", output, "' is not in outputDefinitions.artifacts"));
       }
       for (const ArtifactSelector& selector : value.selectors) {
-        RETURN_IF_ERROR(CheckProducer(dag, selector.producer_subtask, p));
-        const ComponentSpec* producer = ComponentOf(dag, selector.producer_subtask);
-        if (producer != nullptr &&
-            !producer->output_definitions.artifacts.contains(selector.output_artifact_key)) {
-          return Invalid(
-              p, absl::StrCat("producer task '", selector.producer_subtask,
-                              "' has no output artifact '", selector.output_artifact_key, "'"));
-        }
+        RETURN_IF_ERROR(CheckProducerOutput(dag, selector.producer_subtask,
+                                            selector.output_artifact_key, OutputKind::kArtifact,
+                                            p));
       }
     }
     return absl::OkStatus();
