@@ -1,7 +1,6 @@
 #include "src/pipelines/ir/validate.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "src/common/status_macros.h"
+#include "src/pipelines/ir/parameters.h"
 
 namespace regatta::pipelines::ir {
 namespace {
@@ -34,27 +34,6 @@ absl::Status ValidateSchemaVersion(const std::string& version) {
                    absl::StrCat("unsupported version '", version, "' (expected 2.1.x or 2.0.x)"));
   }
   return absl::OkStatus();
-}
-
-bool MatchesType(const json& value, ParameterType type) {
-  switch (type) {
-    case ParameterType::kNumberDouble:
-      return value.is_number();
-    case ParameterType::kNumberInteger:
-      // The SDK writes integer defaults as doubles (`200.0`).
-      return value.is_number() && std::trunc(value.get<double>()) == value.get<double>();
-    case ParameterType::kString:
-      return value.is_string();
-    case ParameterType::kBoolean:
-      return value.is_boolean();
-    case ParameterType::kList:
-      return value.is_array();
-    case ParameterType::kStruct:
-      return value.is_object();
-    case ParameterType::kTaskFinalStatus:
-      return false;
-  }
-  return false;
 }
 
 class Validator {
@@ -86,7 +65,7 @@ class Validator {
   absl::Status ValidateDefinitions(const IoDefinitions& definitions, const std::string& path) {
     for (const auto& [name, parameter] : definitions.parameters) {
       if (parameter.default_value &&
-          !MatchesType(*parameter.default_value, parameter.parameter_type)) {
+          !ValueMatchesType(*parameter.default_value, parameter.parameter_type)) {
         return Invalid(absl::StrCat(path, ".parameters.", name, ".defaultValue"),
                        absl::StrCat(parameter.default_value->dump(), " is not a ",
                                     ParameterTypeName(parameter.parameter_type)));
