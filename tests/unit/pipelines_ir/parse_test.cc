@@ -1,6 +1,7 @@
 #include "src/pipelines/ir/parse.h"
 
 #include <cmath>
+#include <ostream>
 #include <string>
 
 #include "absl/strings/str_replace.h"
@@ -345,6 +346,9 @@ struct ParseErrorCase {
   std::string from;
   std::string to;
   std::string error;
+
+  // Failure messages show the case name, not the struct's bytes.
+  friend void PrintTo(const ParseErrorCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class ParseErrorTest : public ::testing::TestWithParam<ParseErrorCase> {};

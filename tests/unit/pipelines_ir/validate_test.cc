@@ -1,6 +1,7 @@
 #include "src/pipelines/ir/validate.h"
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -41,6 +42,9 @@ struct InvalidCase {
   std::string file;
   std::function<void(PipelineSpec&)> mutate;
   std::string error;
+
+  // Failure messages show the case name, not the struct's bytes.
+  friend void PrintTo(const InvalidCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class InvalidSpecTest : public ::testing::TestWithParam<InvalidCase> {};
