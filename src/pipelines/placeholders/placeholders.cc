@@ -45,6 +45,21 @@ std::string ParameterText(const json& value) {
   return value.dump();
 }
 
+bool IsPipelineValueName(absl::string_view name) {
+  static constexpr absl::string_view kNames[] = {"pipeline_job_name",
+                                                 "pipeline_job_resource_name",
+                                                 "pipeline_job_uuid",
+                                                 "pipeline_task_name",
+                                                 "pipeline_task_uuid",
+                                                 "pipeline_root",
+                                                 "pipeline_job_create_time_utc",
+                                                 "pipeline_job_schedule_time_utc"};
+  for (absl::string_view known : kNames) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
 absl::Status Unknown(absl::string_view placeholder) {
   return absl::InvalidArgumentError(absl::StrCat("unknown placeholder '", placeholder, "'"));
 }
@@ -165,6 +180,13 @@ class Resolver {
     }
     if (!absl::ConsumePrefix(&rest, "$.")) return Unknown(placeholder);
     if (rest == "outputs.output_file") return values_.output_file;
+    if (IsPipelineValueName(rest)) {
+      auto it = values_.pipeline_values.find(std::string(rest));
+      if (it == values_.pipeline_values.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(placeholder, ": no value for this run"));
+      }
+      return it->second;
+    }
     bool input;
     if (absl::ConsumePrefix(&rest, "inputs.")) {
       input = true;

@@ -10,6 +10,7 @@
 //   {{$.outputs.parameters['y'].output_file}}
 //   {{$.outputs.artifacts['a'].uri|path|metadata}}
 //   {{$.outputs.output_file}}                    where the step may write its ExecutorOutput JSON
+//   {{$.pipeline_job_name}} and the other run/task values of ExecutorValues::pipeline_values
 // Placeholders may sit inside longer strings ("--n={{$.inputs.parameters['n']}}"). An argument
 // that is a JSON object {"Concat": [...]} becomes one argument (the pieces joined); one that is
 // {"IfPresent": {"InputName": n, "Then": x, "Else": y}} becomes the arguments of Then when input
@@ -43,6 +44,12 @@ struct ExecutorValues {
   std::map<std::string, std::string> output_parameter_files;  // output name -> file path
   std::map<std::string, std::vector<RuntimeArtifact>> output_artifacts;
   std::string output_file;  // e.g. <task dir>/output_metadata.json
+  // The kfp SDK's run-level placeholders (dsl.PIPELINE_JOB_NAME_PLACEHOLDER etc.), keyed without
+  // "$.": pipeline_job_name, pipeline_job_resource_name, pipeline_job_uuid, pipeline_task_name,
+  // pipeline_task_uuid, pipeline_root, pipeline_job_create_time_utc,
+  // pipeline_job_schedule_time_utc. The SDK puts them in runtimeValue constants of task inputs,
+  // so the driver resolves those constants with ResolveString too.
+  std::map<std::string, std::string> pipeline_values;
 };
 
 // The local file path of an artifact uri:

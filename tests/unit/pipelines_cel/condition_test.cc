@@ -183,6 +183,11 @@ TEST(CelConditionTest, WhatTheSdkEmitsForIfElifElse) {
                     {{"a", "x"}, {"b", 3}}));
   EXPECT_TRUE(Eval("inputs.parameter_values['pipelinechannel--repeat'] == true",
                    {{"pipelinechannel--repeat", true}}));
+  // An int channel against a float constant: the SDK promotes with double(); Python's str(float)
+  // may use an exponent.
+  EXPECT_TRUE(Eval("double(int(inputs.parameter_values['n'])) < 1e+20", {{"n", 7.0}}));
+  EXPECT_TRUE(Eval("inputs.parameter_values['x'] >= 1e-05", {{"x", 0.5}}));
+  EXPECT_TRUE(Eval("inputs.parameter_values['s'] != 'heads'", {{"s", "tails"}}));
 }
 
 TEST(CelConditionTest, SyntaxErrorsNameTheColumn) {

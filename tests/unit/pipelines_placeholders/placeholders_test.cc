@@ -164,7 +164,9 @@ TEST(PlaceholdersTest, ErrorsNameTheArgumentAndThePlaceholder) {
   EXPECT_THAT(Error({"{{$.inputs.parameters['name'].x}}"}), HasSubstr("unknown placeholder"));
   EXPECT_THAT(Error({"{{$.inputs.parameters['name}}"}), HasSubstr("unknown placeholder"));
   EXPECT_THAT(Error({"{{$.pipeline_job_name}}"}),
-              HasSubstr("unknown placeholder '{{$.pipeline_job_name}}'"));
+              HasSubstr("args[0]: {{$.pipeline_job_name}}: no value for this run"));
+  EXPECT_THAT(Error({"{{$.pipeline_job_nam}}"}),
+              HasSubstr("unknown placeholder '{{$.pipeline_job_nam}}'"));
   EXPECT_THAT(Error({"x {{$.inputs.parameters['n']"}), HasSubstr("unterminated placeholder"));
   EXPECT_THAT(Error({R"({"Concat": "x"})"}), HasSubstr("Concat: expected a list"));
   EXPECT_THAT(Error({R"({"IfPresent": {"Then": "x"}})"}), HasSubstr("string InputName"));
@@ -185,6 +187,17 @@ TEST(PlaceholdersTest, DeepNestingIsRefused) {
   std::string nested = "\"x\"";
   for (int i = 0; i < 40; ++i) nested = "{\"Concat\": [" + nested + "]}";
   EXPECT_THAT(Error({nested}), HasSubstr("nested too deeply"));
+}
+
+TEST(PlaceholdersTest, PipelineValues) {
+  ExecutorValues values;
+  values.pipeline_values = {{"pipeline_job_name", "run-1"},
+                            {"pipeline_task_name", "train"},
+                            {"pipeline_job_create_time_utc", "2026-11-29T18:00:00Z"}};
+  EXPECT_EQ(*ResolveString("{{$.pipeline_job_name}}/{{$.pipeline_task_name}} at "
+                           "{{$.pipeline_job_create_time_utc}}",
+                           values),
+            "run-1/train at 2026-11-29T18:00:00Z");
 }
 
 TEST(PlaceholdersTest, ResolveStringAndCustomFieldName) {
