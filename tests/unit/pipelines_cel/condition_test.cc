@@ -1,6 +1,8 @@
 #include "src/pipelines/cel/condition.h"
 
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -236,6 +238,72 @@ TEST(CelConditionTest, CompiledConditionIsReusableAndKeepsItsText) {
   CompiledCondition copy = *condition;
   EXPECT_TRUE(*Evaluate(copy, {{"n", 2}}));
   EXPECT_FALSE(*Evaluate(*condition, {{"n", 1}}));
+}
+
+}  // namespace
+}  // namespace regatta::pipelines::cel
+
+namespace regatta::pipelines::cel {
+namespace {
+
+// Random token soup: parsing never crashes, and every rejection names a column.
+TEST(CelConditionTest, RandomInputIsParsedOrRejectedWithAColumn) {
+  const std::vector<std::string> pieces = {"inputs",
+                                           ".",
+                                           "parameter_values",
+                                           "[",
+                                           "]",
+                                           "'k'",
+                                           "\"k\"",
+                                           "(",
+                                           ")",
+                                           "!",
+                                           "-",
+                                           "&&",
+                                           "||",
+                                           "==",
+                                           "!=",
+                                           "<",
+                                           "<=",
+                                           ">",
+                                           ">=",
+                                           "1",
+                                           "2.5",
+                                           "1e3",
+                                           "true",
+                                           "null",
+                                           "int",
+                                           "double",
+                                           "string",
+                                           "bool",
+                                           " ",
+                                           "'",
+                                           "=",
+                                           "&",
+                                           "x",
+                                           "9223372036854775808"};
+  std::mt19937 random(42);
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    int length = 1 + static_cast<int>(random() % 12);
+    for (int j = 0; j < length; ++j) text += pieces[random() % pieces.size()];
+    absl::StatusOr<CompiledCondition> condition = ParseCondition(text);
+    if (!condition.ok()) {
+      EXPECT_THAT(std::string(condition.status().message()), ::testing::StartsWith("column "))
+          << text;
+      continue;
+    }
+    ++parsed;
+    absl::StatusOr<bool> result = Evaluate(*condition, {{"k", 1}});
+    if (!result.ok()) {
+      EXPECT_THAT(std::string(result.status().message()),
+                  ::testing::AnyOf(::testing::StartsWith("column "),
+                                   ::testing::StartsWith("condition evaluates to")))
+          << text;
+    }
+  }
+  EXPECT_GT(parsed, 100);  // the generator does reach the evaluator
 }
 
 }  // namespace
