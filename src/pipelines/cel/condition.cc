@@ -1,6 +1,6 @@
 #include "src/pipelines/cel/condition.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::pipelines::cel {
@@ -615,9 +616,23 @@ absl::StatusOr<json> EvalCompare(const Node& node, const json& params) {
   }
 }
 
+// CEL's string(double) is Go's strconv.FormatFloat(d, 'g', -1, 64): the shortest digits that read
+// back as d, in exponent form ("1e+06") when the decimal exponent is < -4 or >= 6, else plain
+// ("2.5", "3", "123456").
 std::string FormatDouble(double value) {
-  // CEL prints doubles in their shortest round-trip form; nlohmann's dump does the same.
-  return json(value).dump();
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (value == 0) return std::signbit(value) ? "-0" : "0";
+  int digits = 1;
+  std::string scientific;
+  for (; digits <= 17; ++digits) {
+    scientific = absl::StrFormat("%.*e", digits - 1, value);
+    double back = 0;
+    if (absl::SimpleAtod(scientific, &back) && back == value) break;
+  }
+  int exponent = std::atoi(scientific.c_str() + scientific.find('e') + 1);
+  if (exponent < -4 || exponent >= 6) return scientific;
+  return absl::StrFormat("%.*f", std::max(digits - 1 - exponent, 0), value);
 }
 
 absl::StatusOr<json> EvalCast(const Node& node, const json& params) {

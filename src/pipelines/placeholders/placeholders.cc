@@ -1,11 +1,13 @@
 #include "src/pipelines/placeholders/placeholders.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
@@ -32,17 +34,34 @@ json ArtifactListJson(const std::vector<RuntimeArtifact>& artifacts) {
   return {{"artifacts", std::move(list)}};
 }
 
-// The launcher's rendering of a parameter value: strings raw, numbers without exponent when
-// integral (kfp carries integers as doubles: 3.0 renders "3"), everything else as JSON.
+// The launcher's rendering of a parameter value: strings raw, numbers as Go's
+// strconv.FormatFloat(d, 'f', -1, 64) (the shortest digits that read back as d, never an
+// exponent: kfp carries integers as doubles, so 3.0 renders "3"), everything else as JSON.
 std::string ParameterText(const json& value) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_float()) {
-    double d = value.get<double>();
-    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 1e21) {
-      return absl::StrFormat("%.0f", d);
-    }
+  if (!value.is_number_float()) return value.dump();
+  double d = value.get<double>();
+  if (!std::isfinite(d)) return value.dump();
+  if (d == 0) return std::signbit(d) ? "-0" : "0";
+  // Shortest round-trip digits in scientific form, e.g. "-1.25e-07".
+  std::string scientific;
+  for (int precision = 0; precision <= 16; ++precision) {
+    scientific = absl::StrFormat("%.*e", precision, d);
+    double back = 0;
+    if (absl::SimpleAtod(scientific, &back) && back == d) break;
   }
-  return value.dump();
+  size_t e = scientific.find('e');
+  int exponent = std::atoi(scientific.c_str() + e + 1);
+  std::string sign = scientific[0] == '-' ? "-" : "";
+  std::string digits;
+  for (size_t i = sign.size(); i < e; ++i) {
+    if (scientific[i] != '.') digits.push_back(scientific[i]);
+  }
+  const int count = static_cast<int>(digits.size());
+  if (exponent >= count - 1) return sign + digits + std::string(exponent - (count - 1), '0');
+  if (exponent >= 0)
+    return sign + digits.substr(0, exponent + 1) + "." + digits.substr(exponent + 1);
+  return sign + "0." + std::string(-exponent - 1, '0') + digits;
 }
 
 bool IsPipelineValueName(absl::string_view name) {

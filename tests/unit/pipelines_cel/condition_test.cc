@@ -145,6 +145,14 @@ TEST(CelConditionTest, Casts) {
   EXPECT_TRUE(Eval("double(2) == 2.0"));
   EXPECT_TRUE(Eval("string(5) == '5'"));
   EXPECT_TRUE(Eval("string(2.5) == '2.5'"));
+  // Go's FormatFloat(d, 'g', -1, 64), as cel-go uses.
+  EXPECT_TRUE(Eval("string(3.0) == '3'"));
+  EXPECT_TRUE(Eval("string(123456.0) == '123456'"));
+  EXPECT_TRUE(Eval("string(1e6) == '1e+06'"));
+  EXPECT_TRUE(Eval("string(0.0001) == '0.0001'"));
+  EXPECT_TRUE(Eval("string(0.00001) == '1e-05'"));
+  EXPECT_TRUE(Eval("string(-1.5e300) == '-1.5e+300'"));
+  EXPECT_TRUE(Eval("string(0.1) == '0.1'"));
   EXPECT_TRUE(Eval("string(true) == 'true'"));
   EXPECT_TRUE(Eval("string('s') == 's'"));
   EXPECT_TRUE(Eval("bool('true') && !bool('false') && bool('1') && !bool('f')"));

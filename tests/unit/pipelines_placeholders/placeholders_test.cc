@@ -74,6 +74,18 @@ TEST(PlaceholdersTest, InputParametersRenderLikeTheLauncher) {
               ElementsAre("alice", "3", "0.25", "true", "[1,2]", "{\"k\":\"v\"}", "12", ""));
 }
 
+TEST(PlaceholdersTest, NumbersRenderLikeGoFormatFloatF) {
+  ExecutorValues values;
+  values.parameter_values = {{"a", 1e-7},     {"b", 1e21}, {"c", -2.5},
+                             {"d", 123456.0}, {"e", -0.0}, {"f", 0.1 + 0.2}};
+  EXPECT_THAT(Resolve({"{{$.inputs.parameters['a']}}", "{{$.inputs.parameters['b']}}",
+                       "{{$.inputs.parameters['c']}}", "{{$.inputs.parameters['d']}}",
+                       "{{$.inputs.parameters['e']}}", "{{$.inputs.parameters['f']}}"},
+                      values),
+              ElementsAre("0.0000001", "1000000000000000000000", "-2.5", "123456", "-0",
+                          "0.30000000000000004"));
+}
+
 TEST(PlaceholdersTest, PlaceholdersInsideLongerStrings) {
   EXPECT_THAT(Resolve({"--name={{$.inputs.parameters['name']}} n={{$.inputs.parameters['n']}}!",
                        "echo hi > {{$.outputs.parameters['Output'].output_file}}"}),
