@@ -138,9 +138,11 @@ TEST(PlaceholdersTest, Concat) {
 
 TEST(PlaceholdersTest, IfPresent) {
   const std::string present =
-      R"({"IfPresent": {"InputName": "name", "Then": ["--name", "{{$.inputs.parameters['name']}}"], "Else": ["--anonymous"]}})";
+      R"({"IfPresent": {"InputName": "name",)"
+      R"( "Then": ["--name", "{{$.inputs.parameters['name']}}"], "Else": ["--anonymous"]}})";
   const std::string absent =
-      R"({"IfPresent": {"InputName": "missing", "Then": ["--m", "{{$.inputs.parameters['missing']}}"], "Else": "--none"}})";
+      R"({"IfPresent": {"InputName": "missing",)"
+      R"( "Then": ["--m", "{{$.inputs.parameters['missing']}}"], "Else": "--none"}})";
   const std::string absent_no_else = R"({"IfPresent": {"InputName": "missing", "Then": ["-m"]}})";
   const std::string artifact = R"({"IfPresent": {"InputName": "data", "Then": "-d"}})";
   EXPECT_THAT(Resolve({"cmd", present, absent, absent_no_else, artifact, "end"}),
@@ -150,7 +152,8 @@ TEST(PlaceholdersTest, IfPresent) {
 
 TEST(PlaceholdersTest, IfPresentAndConcatNest) {
   const std::string nested =
-      R"({"Concat": ["my-prefix-", {"IfPresent": {"InputName": "name", "Then": [{"Concat": ["infix-", "{{$.inputs.parameters['name']}}"]}]}}]})";
+      R"({"Concat": ["my-prefix-", {"IfPresent": {"InputName": "name", "Then":)"
+      R"( [{"Concat": ["infix-", "{{$.inputs.parameters['name']}}"]}]}}]})";
   EXPECT_THAT(Resolve({nested}), ElementsAre("my-prefix-infix-alice"));
   ExecutorValues values = Values();
   values.parameter_values.erase("name");
