@@ -319,23 +319,25 @@ absl::StatusOr<int32_t> SubmitService::PublishForSelected(const auth::Principal&
   // Every job the log holds so far, including one submitted a moment ago.
   RETURN_IF_ERROR(
       ctx_->wait_for_views(ctx_->log->LastOffset(), absl::Now() + ctx_->view_wait_timeout));
-  ASSIGN_OR_RETURN(std::vector<store::JobLocation> jobs, ctx_->store->FindJobs(selector));
-  // Bounds the events held in memory at once.
+  // Chunks bound both the rows and the events held in memory at once: each is published (one
+  // log append) before the next is read.
   constexpr size_t kJobsPerAppend = 100'000;
-  const absl::Span<const store::JobLocation> all(jobs);
-  for (size_t begin = 0; begin < all.size(); begin += kJobsPerAppend) {
-    RETURN_IF_ERROR(PublishPerJobSet(principal, all.subspan(begin, kJobsPerAppend),
-                                     [&](const auto& loc, Event& e) {
-                                       if (action == BulkAction::kCancel) {
-                                         e.mutable_cancel_job()->set_job_id(loc.job_id);
-                                         e.mutable_cancel_job()->set_reason(std::string(reason));
-                                       } else {
-                                         e.mutable_preempt_job()->set_job_id(loc.job_id);
-                                         e.mutable_preempt_job()->set_reason(std::string(reason));
-                                       }
-                                     }));
-  }
-  return static_cast<int32_t>(jobs.size());
+  size_t published = 0;
+  RETURN_IF_ERROR(ctx_->store->StreamJobs(
+      selector, kJobsPerAppend, [&](std::vector<store::JobLocation>& chunk) -> absl::Status {
+        RETURN_IF_ERROR(PublishPerJobSet(principal, chunk, [&](const auto& loc, Event& e) {
+          if (action == BulkAction::kCancel) {
+            e.mutable_cancel_job()->set_job_id(loc.job_id);
+            e.mutable_cancel_job()->set_reason(std::string(reason));
+          } else {
+            e.mutable_preempt_job()->set_job_id(loc.job_id);
+            e.mutable_preempt_job()->set_reason(std::string(reason));
+          }
+        }));
+        published += chunk.size();
+        return absl::OkStatus();
+      }));
+  return static_cast<int32_t>(published);
 }
 
 absl::StatusOr<regatta::v1::CancelQueueResponse> SubmitService::CancelAllInQueue(

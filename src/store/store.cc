@@ -38,6 +38,21 @@ absl::StatusOr<SchedulerDelta> Store::LoadSchedulerDelta(absl::string_view consu
   return all;
 }
 
+absl::StatusOr<std::vector<JobLocation>> Store::FindJobs(const JobSelector& selector) {
+  std::vector<JobLocation> all;
+  RETURN_IF_ERROR(StreamJobs(selector, std::numeric_limits<size_t>::max(),
+                             [&](std::vector<JobLocation>& chunk) {
+                               if (all.empty()) {
+                                 all = std::move(chunk);
+                               } else {
+                                 all.insert(all.end(), std::make_move_iterator(chunk.begin()),
+                                            std::make_move_iterator(chunk.end()));
+                               }
+                               return absl::OkStatus();
+                             }));
+  return all;
+}
+
 absl::Status StreamSchedulerDeltaAhead(
     Store& store, absl::string_view consumer, int64_t after_offset, size_t max_jobs_per_chunk,
     absl::FunctionRef<absl::Status(SchedulerDelta& chunk)> on_chunk) {

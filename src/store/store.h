@@ -256,10 +256,16 @@ class Store {
       const std::vector<regatta::v1::JobState>& states) = 0;
   virtual absl::StatusOr<std::vector<regatta::v1::JobSummary>> ListJobs(
       const JobFilter& filter) = 0;
-  // Every non-terminal job the selector matches, in no particular order. Unbounded (a queue
-  // may hold a million jobs), so rows are small; reads only the views' non-terminal jobs and
-  // runs, not their terminal history.
-  virtual absl::StatusOr<std::vector<JobLocation>> FindJobs(const JobSelector& selector) = 0;
+  // Every non-terminal job the selector matches, in no particular order; reads only the views'
+  // non-terminal jobs and runs, not their terminal history. All at once: for a selection that
+  // may be large (a queue of a million jobs), StreamJobs.
+  absl::StatusOr<std::vector<JobLocation>> FindJobs(const JobSelector& selector);
+  // The same rows from one consistent read, handed to `on_chunk` at most `max_per_chunk` at a
+  // time (so a million matches never sit in memory at once). An error from `on_chunk` ends the
+  // read and is returned.
+  virtual absl::Status StreamJobs(
+      const JobSelector& selector, size_t max_per_chunk,
+      absl::FunctionRef<absl::Status(std::vector<JobLocation>& chunk)> on_chunk) = 0;
   // Unknown ids are left out; runs are oldest first. `expand_spec` fills JobDetails.job with
   // the job as submitted. DATA_LOSS naming the job if a stored blob does not parse.
   virtual absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(

@@ -888,6 +888,26 @@ TEST_P(StoreConformanceTest, FindJobsMatchesEachFilterAndOnlyLiveJobs) {
   EXPECT_EQ((*located)[0].queue, "a");
   EXPECT_EQ((*located)[0].job_set, "s2");
   EXPECT_EQ((*located)[0].state, JOB_STATE_LEASED);
+
+  // Streamed in chunks: the same rows, never more than asked for at once.
+  std::vector<size_t> sizes;
+  std::vector<std::string> streamed;
+  absl::Status status =
+      store_->StreamJobs({.queues = {"a", "b"}}, 2, [&](std::vector<JobLocation>& chunk) {
+        sizes.push_back(chunk.size());
+        for (const JobLocation& loc : chunk) streamed.push_back(loc.job_id);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(sizes, ::testing::ElementsAre(2, 2, 2));
+  std::sort(streamed.begin(), streamed.end());
+  EXPECT_EQ(streamed, ids({0, 2, 3, 4, 5, 7}));
+  int calls = 0;
+  status = store_->StreamJobs({}, 1, [&](std::vector<JobLocation>&) {
+    return ++calls == 2 ? absl::AbortedError("enough") : absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsAborted(status)) << status;
+  EXPECT_EQ(calls, 2);
 }
 
 // ---- Deduplication --------------------------------------------------------------------------

@@ -1618,9 +1618,12 @@ absl::StatusOr<std::vector<int>> SqliteStore::AppliedMigrations() {
   return out;
 }
 
-absl::StatusOr<std::vector<JobLocation>> SqliteStore::FindJobs(const JobSelector& selector) {
+absl::Status SqliteStore::StreamJobs(
+    const JobSelector& selector, size_t max_per_chunk,
+    absl::FunctionRef<absl::Status(std::vector<JobLocation>& chunk)> on_chunk) {
+  max_per_chunk = std::max<size_t>(max_per_chunk, 1);
   const int64_t mask = StateMask(selector.states, /*drop_terminal=*/true);
-  if (mask == 0) return std::vector<JobLocation>();  // only terminal states asked for
+  if (mask == 0) return absl::OkStatus();  // only terminal states asked for
   // Both shapes read a partial index of live rows (migration 0004, whose WHERE clauses are
   // kActive*States word for word, as SQLite needs to use them): the runs on an executor, or
   // the jobs of a queue; never the terminal history.
@@ -1649,21 +1652,26 @@ absl::StatusOr<std::vector<JobLocation>> SqliteStore::FindJobs(const JobSelector
   }
 
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
+  // One read transaction: every chunk comes from the same snapshot.
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
   ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
   BindAll(stmt, params);
-  std::vector<JobLocation> out;
-  RETURN_IF_ERROR(ReadAll<JobLocation>(
-      stmt,
-      [](const Stmt& row) -> absl::StatusOr<JobLocation> {
-        JobLocation loc;
-        loc.job_id = std::string(row.Text(0));
-        loc.queue = std::string(row.Text(1));
-        loc.job_set = std::string(row.Text(2));
-        ASSIGN_OR_RETURN(loc.state, ReadJobState(row.Int(3), loc.job_id));
-        return loc;
-      },
-      out));
-  return out;
+  std::vector<JobLocation> chunk;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    if (chunk.size() == max_per_chunk) {
+      RETURN_IF_ERROR(on_chunk(chunk));
+      chunk.clear();
+    }
+    JobLocation& loc = chunk.emplace_back();
+    loc.job_id = std::string(stmt.Text(0));
+    loc.queue = std::string(stmt.Text(1));
+    loc.job_set = std::string(stmt.Text(2));
+    ASSIGN_OR_RETURN(loc.state, ReadJobState(stmt.Int(3), loc.job_id));
+  }
+  if (!chunk.empty()) RETURN_IF_ERROR(on_chunk(chunk));
+  return txn.Commit();
 }
 
 }  // namespace regatta::store

@@ -68,7 +68,9 @@ class SqliteStore final : public Store {
       absl::string_view queue, absl::string_view job_set,
       const std::vector<regatta::v1::JobState>& states) override;
   absl::StatusOr<std::vector<regatta::v1::JobSummary>> ListJobs(const JobFilter& filter) override;
-  absl::StatusOr<std::vector<JobLocation>> FindJobs(const JobSelector& selector) override;
+  absl::Status StreamJobs(
+      const JobSelector& selector, size_t max_per_chunk,
+      absl::FunctionRef<absl::Status(std::vector<JobLocation>& chunk)> on_chunk) override;
   absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& job_ids, bool expand_spec) override;
 

@@ -75,9 +75,10 @@ class FlakyStore final : public store::Store {
       const store::JobFilter& filter) override {
     return inner_->ListJobs(filter);
   }
-  absl::StatusOr<std::vector<store::JobLocation>> FindJobs(
-      const store::JobSelector& selector) override {
-    return inner_->FindJobs(selector);
+  absl::Status StreamJobs(
+      const store::JobSelector& selector, size_t max_per_chunk,
+      absl::FunctionRef<absl::Status(std::vector<store::JobLocation>&)> on_chunk) override {
+    return inner_->StreamJobs(selector, max_per_chunk, on_chunk);
   }
   absl::StatusOr<std::vector<regatta::v1::JobDetails>> GetJobDetails(
       const std::vector<std::string>& ids, bool expand) override {
