@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
+#include "src/cli/pipeline.h"
 #include "src/cli/simulate.h"
 #include "src/cli/users.h"
 #include "src/common/status_macros.h"
@@ -418,6 +419,20 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
       status_action(
           [&] { return Simulate(env, simulate_options, regatta::scheduler::SchedulePool); });
     });
+  }
+
+  // ---- pipeline
+  std::string pipeline_file;
+  {
+    CLI::App* pipeline = app.add_subcommand("pipeline", "Kubeflow-Pipelines-style pipelines");
+    pipeline->require_subcommand(1);
+    CLI::App* validate = AddVerb(
+        pipeline, "validate",
+        "Check a pipeline as the kfp 2.x SDK compiles it (YAML or JSON; no server) and show it");
+    validate->add_option("FILE", pipeline_file, "Compiled pipeline (- for standard input)")
+        ->required();
+    validate->callback(
+        [&] { status_action([&] { return ValidatePipeline(env, pipeline_file); }); });
   }
 
   // ---- version
