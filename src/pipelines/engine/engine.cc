@@ -1,0 +1,447 @@
+#include "src/pipelines/engine/engine.h"
+
+#include <filesystem>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/time_util.h"
+#include "src/common/logging.h"
+#include "src/common/status_macros.h"
+#include "src/pipelines/placeholders/placeholders.h"
+
+namespace regatta::pipelines::engine {
+
+namespace pb = regatta::v1;
+
+namespace {
+
+google::protobuf::Timestamp ToTimestamp(absl::Time time) {
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
+}
+
+// A quantity in Kubernetes notation from the IR's numbers (cores; memory in GB as the SDK
+// writes it) or its strings.
+std::string CpuOf(const ir::ResourceSpec& r, const std::string& fallback) {
+  if (!r.resource_cpu_request.empty()) return r.resource_cpu_request;
+  if (!r.resource_cpu_limit.empty()) return r.resource_cpu_limit;
+  double cores = r.cpu_request > 0 ? r.cpu_request : r.cpu_limit;
+  if (cores > 0) return absl::StrCat(static_cast<int64_t>(cores * 1000 + 0.5), "m");
+  return fallback;
+}
+
+std::string MemoryOf(const ir::ResourceSpec& r, const std::string& fallback) {
+  if (!r.resource_memory_request.empty()) return r.resource_memory_request;
+  if (!r.resource_memory_limit.empty()) return r.resource_memory_limit;
+  double gb = r.memory_request > 0 ? r.memory_request : r.memory_limit;
+  if (gb > 0) return absl::StrCat(static_cast<int64_t>(gb * 1000 + 0.5), "M");
+  return fallback;
+}
+
+}  // namespace
+
+std::string RunJobSet(absl::string_view run_id) { return absl::StrCat("pipeline-run-", run_id); }
+
+PipelineEngine::PipelineEngine(EngineBackend* backend, const Clock* clock, IdGenerator* ids,
+                               EngineOptions options)
+    : backend_(backend), clock_(clock), ids_(ids), options_(std::move(options)) {}
+
+PipelineEngine::~PipelineEngine() { Stop(); }
+
+absl::Status PipelineEngine::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_) return absl::FailedPreconditionError("the pipeline engine started already");
+    started_ = true;
+  }
+  ASSIGN_OR_RETURN(std::vector<pb::PipelineRun> runs, backend_->ActiveRuns());
+  for (pb::PipelineRun& run : runs) {
+    const std::string id = run.id();
+    if (absl::Status resumed = Resume(std::move(run)); !resumed.ok()) {
+      LOG_ERROR("cannot resume a pipeline run", "run", id, "error", resumed.ToString());
+    }
+  }
+  // Jobs that ended while the engine was down.
+  std::vector<std::string> running;
+  for (const auto& [id, driver] : drivers_) {
+    for (const auto& [job, path] : driver->running_jobs()) running.push_back(job);
+  }
+  if (!running.empty()) {
+    ASSIGN_OR_RETURN(auto ended, backend_->EndedJobs(running));
+    for (auto& [job, outcome] : ended) ObserveJobEnded(job, outcome.succeeded, outcome.error);
+  }
+  for (auto& [id, driver] : drivers_) Process(*driver);
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void PipelineEngine::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    wake_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+  absl::MutexLock lock(&mu_);
+  for (Command& c : commands_) {
+    if (c.result != nullptr) {
+      *c.result = absl::UnavailableError("the pipeline engine stopped");
+      *c.done = true;
+    }
+  }
+  commands_.clear();
+}
+
+absl::Status PipelineEngine::Resume(pb::PipelineRun run) {
+  const std::string id = run.id();
+  DriverOptions options;
+  options.work_root = options_.work_root;
+  options.cache_ttl = options_.cache_ttl;
+  ASSIGN_OR_RETURN(std::unique_ptr<RunDriver> driver,
+                   RunDriver::Create(std::move(run), ids_, std::move(options)));
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [job, path] : driver->running_jobs()) tracked_jobs_[job] = id;
+    active_runs_++;
+  }
+  drivers_[id] = std::move(driver);
+  return absl::OkStatus();
+}
+
+absl::Status PipelineEngine::Submit(Command command) {
+  absl::Status result;
+  bool done = false;
+  command.result = &result;
+  command.done = &done;
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || !started_) return absl::UnavailableError("the pipeline engine is not running");
+  commands_.push_back(std::move(command));
+  wake_.Signal();
+  while (!done) wake_.Wait(&mu_);
+  return result;
+}
+
+absl::Status PipelineEngine::StartRun(absl::string_view run_id) {
+  return Submit({Command::Kind::kStart, std::string(run_id)});
+}
+
+absl::Status PipelineEngine::TerminateRun(absl::string_view run_id) {
+  return Submit({Command::Kind::kTerminate, std::string(run_id)});
+}
+
+absl::Status PipelineEngine::RetryRun(absl::string_view run_id) {
+  return Submit({Command::Kind::kRetry, std::string(run_id)});
+}
+
+void PipelineEngine::ObserveJobInserted(const pb::Job& job) {
+  auto it = job.labels().find(kRunLabel);
+  if (it == job.labels().end()) return;
+  absl::MutexLock lock(&mu_);
+  tracked_jobs_[job.id()] = it->second;
+}
+
+void PipelineEngine::ObserveJobEnded(absl::string_view job_id, bool succeeded,
+                                     absl::string_view error) {
+  absl::MutexLock lock(&mu_);
+  auto it = tracked_jobs_.find(job_id);
+  if (it == tracked_jobs_.end()) return;
+  Command command{Command::Kind::kJobEnded, it->second, std::string(job_id),
+                  JobOutcome{succeeded, std::string(error)}};
+  tracked_jobs_.erase(it);
+  commands_.push_back(std::move(command));
+  wake_.Signal();
+}
+
+int PipelineEngine::ActiveRunCount() const {
+  absl::MutexLock lock(&mu_);
+  return active_runs_;
+}
+
+void PipelineEngine::Loop() {
+  while (true) {
+    std::deque<Command> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      if (commands_.empty() && !stopping_) {
+        wake_.WaitWithTimeout(&mu_, options_.idle_poll);
+      }
+      if (stopping_) return;
+      batch.swap(commands_);
+    }
+    // Outcomes first, then one Process per touched run: a burst of job ends costs one round.
+    absl::flat_hash_map<std::string, RunDriver*> touched;
+    for (Command& command : batch) {
+      Handle(command);
+      auto it = drivers_.find(command.run_id);
+      if (it != drivers_.end()) touched[command.run_id] = it->second.get();
+    }
+    // Retry backoffs that came due.
+    const absl::Time now = clock_->Now();
+    for (auto& [id, driver] : drivers_) {
+      std::optional<absl::Time> wake = driver->NextWakeTime();
+      if (wake && *wake <= now) touched[id] = driver.get();
+    }
+    for (auto& [id, driver] : touched) Process(*driver);
+    // Forget runs that ended.
+    std::vector<std::string> ended;
+    for (auto& [id, driver] : drivers_) {
+      if (driver->Terminal()) ended.push_back(id);
+    }
+    if (!ended.empty()) {
+      for (const std::string& id : ended) drivers_.erase(id);
+      absl::MutexLock lock(&mu_);
+      active_runs_ -= static_cast<int>(ended.size());
+    }
+    absl::MutexLock lock(&mu_);
+    for (Command& command : batch) {
+      if (command.done != nullptr) *command.done = true;
+    }
+    wake_.SignalAll();
+  }
+}
+
+void PipelineEngine::Handle(Command& command) {
+  absl::Status status;
+  const absl::Time now = clock_->Now();
+  auto it = drivers_.find(command.run_id);
+  switch (command.kind) {
+    case Command::Kind::kJobEnded:
+      if (it != drivers_.end()) {
+        it->second->OnJobEnded(command.job_id, command.outcome.succeeded, command.outcome.error,
+                               now);
+      }
+      break;
+    case Command::Kind::kStart:
+      if (it == drivers_.end()) status = Load(command.run_id, /*for_retry=*/false);
+      break;
+    case Command::Kind::kTerminate:
+      if (it == drivers_.end()) {
+        status = absl::NotFoundError(
+            absl::StrCat("pipeline run ", command.run_id, " is not active"));
+      } else {
+        it->second->Terminate(now);
+      }
+      break;
+    case Command::Kind::kRetry:
+      if (it != drivers_.end()) {
+        status = it->second->Retry(now);
+      } else {
+        status = Load(command.run_id, /*for_retry=*/true);
+      }
+      break;
+  }
+  if (command.result != nullptr) *command.result = status;
+}
+
+absl::Status PipelineEngine::Load(absl::string_view run_id, bool for_retry) {
+  ASSIGN_OR_RETURN(pb::PipelineRun run, backend_->GetRun(run_id));
+  if (!for_retry && run.state() != pb::PIPELINE_RUN_STATE_PENDING &&
+      run.state() != pb::PIPELINE_RUN_STATE_RUNNING) {
+    return absl::OkStatus();  // ended already: a repeated start changes nothing
+  }
+  if (for_retry && run.state() != pb::PIPELINE_RUN_STATE_FAILED &&
+      run.state() != pb::PIPELINE_RUN_STATE_CANCELED) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run_id, " is ", RunStateName(run.state()),
+                     "; only FAILED or CANCELED runs can be retried"));
+  }
+  std::string id = run.id();
+  RETURN_IF_ERROR(Resume(std::move(run)));
+  if (for_retry) return drivers_.at(id)->Retry(clock_->Now());
+  return absl::OkStatus();
+}
+
+void PipelineEngine::Process(RunDriver& driver) {
+  // Snapshots to publish, latest per task, in first-seen order.
+  std::vector<std::string> order;
+  absl::flat_hash_map<std::string, pb::PipelineTask> latest;
+  std::optional<pb::PipelineRunUpdated> run_update;
+  std::vector<pb::CacheEntry> cache_entries;
+  std::vector<std::string> cancels;
+  for (int round = 0; round < 1000; ++round) {
+    const absl::Time now = clock_->Now();
+    DriverOutput out = driver.Advance(now);
+    for (pb::PipelineTask& task : out.task_updates) {
+      auto [it, inserted] = latest.try_emplace(task.path());
+      if (inserted) order.push_back(task.path());
+      it->second = std::move(task);
+    }
+    if (out.run_update) run_update = std::move(out.run_update);
+    for (auto& entry : out.cache_entries) cache_entries.push_back(std::move(entry));
+    for (auto& job : out.cancel_job_ids) cancels.push_back(std::move(job));
+    if (out.launches.empty()) break;
+    Launch(driver, out.launches, now);
+  }
+  const pb::PipelineRun& run = driver.run();
+  if (!cancels.empty()) {
+    pb::CancelJobsRequest request;
+    request.set_queue(run.queue());
+    request.set_job_set(RunJobSet(run.id()));
+    for (std::string& job : cancels) request.add_job_ids(std::move(job));
+    request.set_reason("the pipeline run was terminated");
+    if (absl::Status cancelled = backend_->Cancel(run.owner(), request); !cancelled.ok()) {
+      LOG_WARN("cannot cancel pipeline steps", "run", run.id(), "error", cancelled.ToString());
+    }
+  }
+  if (order.empty() && !run_update && cache_entries.empty()) return;
+  pb::EventSequence sequence;
+  sequence.set_queue(run.queue());
+  sequence.set_job_set(RunJobSet(run.id()));
+  sequence.set_user_id(options_.user_id);
+  const google::protobuf::Timestamp created = ToTimestamp(clock_->Now());
+  for (const std::string& path : order) {
+    pb::Event* event = sequence.add_events();
+    *event->mutable_created() = created;
+    event->mutable_pipeline_task_updated()->set_run_id(run.id());
+    *event->mutable_pipeline_task_updated()->mutable_task() = std::move(latest[path]);
+  }
+  for (pb::CacheEntry& entry : cache_entries) {
+    pb::Event* event = sequence.add_events();
+    *event->mutable_created() = created;
+    *event->mutable_cache_entry_created()->mutable_entry() = std::move(entry);
+  }
+  if (run_update) {
+    pb::Event* event = sequence.add_events();
+    *event->mutable_created() = created;
+    *event->mutable_pipeline_run_updated() = std::move(*run_update);
+  }
+  std::vector<pb::EventSequence> sequences;
+  sequences.push_back(std::move(sequence));
+  // A failed publish loses nothing the views need to resume: the steps were submitted with
+  // deterministic client ids, so the next start finds them again.
+  if (absl::Status published = backend_->Publish(std::move(sequences)); !published.ok()) {
+    LOG_ERROR("cannot publish pipeline progress", "run", run.id(), "error",
+              published.ToString());
+  }
+}
+
+void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches,
+                            absl::Time now) {
+  const pb::PipelineRun& run = driver.run();
+  // Cache hits first: one lookup for the round.
+  std::vector<std::string> fingerprints;
+  for (const StepLaunch& launch : launches) {
+    if (launch.read_cache) fingerprints.push_back(launch.fingerprint);
+  }
+  absl::flat_hash_map<std::string, pb::CacheEntry> hits;
+  if (!fingerprints.empty()) {
+    absl::StatusOr<absl::flat_hash_map<std::string, pb::CacheEntry>> found =
+        backend_->LookupCache(fingerprints, now);
+    if (found.ok()) {
+      hits = *std::move(found);
+    } else {
+      LOG_WARN("cache lookup failed; running the steps", "run", run.id(), "error",
+               found.status().ToString());
+    }
+  }
+  pb::SubmitJobsRequest request;
+  request.set_queue(run.queue());
+  request.set_job_set(RunJobSet(run.id()));
+  std::vector<const StepLaunch*> submitted;
+  for (const StepLaunch& launch : launches) {
+    if (launch.read_cache) {
+      auto hit = hits.find(launch.fingerprint);
+      if (hit != hits.end()) {
+        // A deleted artifact makes the entry a miss.
+        bool complete = true;
+        for (const auto& [name, list] : hit->second.output_artifacts()) {
+          for (const pb::PipelineArtifact& a : list.artifacts()) {
+            absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri());
+            std::error_code ec;
+            if (!path.ok() || !std::filesystem::exists(*path, ec)) complete = false;
+          }
+        }
+        if (complete) {
+          driver.OnCacheHit(launch.task_path, hit->second, now);
+          continue;
+        }
+      }
+    }
+    // The step writes its outputs into directories that must exist.
+    std::error_code ec;
+    std::filesystem::create_directories(launch.work_dir + "/outputs", ec);
+    for (const auto& [name, list] : launch.values.output_artifacts) {
+      for (const placeholders::RuntimeArtifact& a : list) {
+        absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri);
+        if (path.ok()) {
+          std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), ec);
+        }
+      }
+    }
+    if (ec) {
+      driver.OnLaunchFailed(launch.task_path,
+                            absl::StrCat("cannot create the step's directories: ", ec.message()),
+                            now);
+      continue;
+    }
+    *request.add_items() = StepJob(driver, launch);
+    submitted.push_back(&launch);
+  }
+  if (submitted.empty()) return;
+  absl::StatusOr<pb::SubmitJobsResponse> response = backend_->Submit(run.owner(), request);
+  if (!response.ok()) {
+    for (const StepLaunch* launch : submitted) {
+      driver.OnLaunchFailed(launch->task_path,
+                            absl::StrCat("cannot submit the step: ", response.status().message()),
+                            now);
+    }
+    return;
+  }
+  std::vector<std::string> repeated;
+  for (int i = 0; i < response->items_size() && i < static_cast<int>(submitted.size()); ++i) {
+    const pb::SubmitJobsResponseItem& item = response->items(i);
+    Track(item.job_id(), run.id());
+    driver.OnJobSubmitted(submitted[i]->task_path, submitted[i]->attempt, item.job_id(), now);
+    if (item.duplicate()) repeated.push_back(item.job_id());
+  }
+  // A launch repeated after a restart found its job: it may have ended meanwhile.
+  if (!repeated.empty()) {
+    absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> ended =
+        backend_->EndedJobs(repeated);
+    if (ended.ok()) {
+      for (auto& [job, outcome] : *ended) {
+        {
+          absl::MutexLock lock(&mu_);
+          tracked_jobs_.erase(job);
+        }
+        driver.OnJobEnded(job, outcome.succeeded, outcome.error, now);
+      }
+    }
+  }
+}
+
+void PipelineEngine::Track(const std::string& job_id, const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  tracked_jobs_[job_id] = run_id;
+}
+
+pb::JobSubmitRequestItem PipelineEngine::StepJob(const RunDriver& driver,
+                                                 const StepLaunch& launch) const {
+  const pb::PipelineRun& run = driver.run();
+  pb::JobSubmitRequestItem item;
+  item.set_client_id(launch.client_id);
+  (*item.mutable_labels())[kRunLabel] = run.id();
+  (*item.mutable_annotations())[kTaskAnnotation] = launch.task_path;
+  pb::TaskSpec& task = *item.mutable_task();
+  task.set_image(launch.container->image);
+  for (const std::string& arg : launch.argv) task.add_command(arg);
+  for (const ir::EnvVar& env : launch.container->env) {
+    (*task.mutable_env())[env.name] = env.value;
+  }
+  auto& requests = *task.mutable_resources()->mutable_requests();
+  requests["cpu"] = CpuOf(launch.container->resources, options_.default_cpu);
+  requests["memory"] = MemoryOf(launch.container->resources, options_.default_memory);
+  if (const auto& accelerator = launch.container->resources.accelerator; accelerator) {
+    const std::string& type =
+        accelerator->resource_type.empty() ? accelerator->type : accelerator->resource_type;
+    std::string count = accelerator->resource_count;
+    if (count.empty() && accelerator->count > 0) count = absl::StrCat(accelerator->count);
+    if (!type.empty() && !count.empty()) requests[type] = count;
+  }
+  return item;
+}
+
+}  // namespace regatta::pipelines::engine

@@ -1,0 +1,148 @@
+#ifndef REGATTA_SRC_PIPELINES_ENGINE_ENGINE_H_
+#define REGATTA_SRC_PIPELINES_ENGINE_ENGINE_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "regatta/v1/events.pb.h"
+#include "regatta/v1/pipelines.pb.h"
+#include "regatta/v1/submit_service.pb.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/pipelines/engine/run_driver.h"
+
+namespace regatta::pipelines::engine {
+
+// Labels and annotations of step jobs.
+inline constexpr char kRunLabel[] = "regatta.io/pipeline-run";
+inline constexpr char kTaskAnnotation[] = "regatta.io/pipeline-task";
+// The job set of a run's step jobs (and of its run and task events).
+std::string RunJobSet(absl::string_view run_id);
+
+struct JobOutcome {
+  bool succeeded = false;
+  std::string error;  // why it did not succeed
+};
+
+// What the engine needs from the rest of the server: the log, the submit path and the views.
+// The server implements it over EventLog, SubmitService and Store; tests with fakes.
+class EngineBackend {
+ public:
+  virtual ~EngineBackend() = default;
+  // Appends durably.
+  virtual absl::Status Publish(std::vector<regatta::v1::EventSequence> sequences) = 0;
+  // The submit path (validation, dedup by client id) on behalf of `owner`.
+  virtual absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
+      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request) = 0;
+  virtual absl::Status Cancel(absl::string_view owner,
+                              const regatta::v1::CancelJobsRequest& request) = 0;
+  // A run with spec and tasks, as the views hold it once they include the log so far.
+  virtual absl::StatusOr<regatta::v1::PipelineRun> GetRun(absl::string_view run_id) = 0;
+  virtual absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ActiveRuns() = 0;
+  virtual absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCache(
+      const std::vector<std::string>& fingerprints, absl::Time now) = 0;
+  // Outcomes of the jobs among `job_ids` that have ended.
+  virtual absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> EndedJobs(
+      const std::vector<std::string>& job_ids) = 0;
+};
+
+struct EngineOptions {
+  // Work directories of step jobs: <work_root>/<run>/<task>/job-<n>.
+  std::string work_root;
+  absl::Duration cache_ttl = absl::ZeroDuration();
+  // Resources of a step that names none.
+  std::string default_cpu = "100m";
+  std::string default_memory = "128Mi";
+  std::string user_id = "pipeline-engine";
+  // How often the loop looks at the clock when nothing happens (retry backoffs on a fake clock).
+  absl::Duration idle_poll = absl::Milliseconds(200);
+};
+
+// Runs pipeline runs: one RunDriver per active run, fed with job outcomes (from the ingested
+// views, through ObserveJob*) and commands (start, terminate, retry). On one thread: every
+// driver call, launch and publish happens there, so runs need no locks of their own.
+// For each run it submits the steps a driver launches (one request per round), cancels jobs,
+// checks and writes the cache, and publishes the task and run changes (one append per round,
+// after the submit, so a restart that repeats a launch finds the job by its client id).
+class PipelineEngine {
+ public:
+  PipelineEngine(EngineBackend* backend, const Clock* clock, IdGenerator* ids,
+                 EngineOptions options);
+  ~PipelineEngine();  // Stops.
+  PipelineEngine(const PipelineEngine&) = delete;
+  PipelineEngine& operator=(const PipelineEngine&) = delete;
+
+  // Resumes every active run (the views must include the log so far), then starts the thread.
+  absl::Status Start();
+  void Stop();
+
+  // Commands (answered once the engine thread has handled them).
+  // Starts driving a created run (PENDING in the views); a run already driven or ended is
+  // left alone, so a second start (a racing controller) is harmless.
+  absl::Status StartRun(absl::string_view run_id);
+  // NOT_FOUND for a run that is not active.
+  absl::Status TerminateRun(absl::string_view run_id);
+  // FAILED_PRECONDITION unless the run is FAILED or CANCELED.
+  absl::Status RetryRun(absl::string_view run_id);
+
+  // Called by the views' ingester after each applied batch (any thread; cheap).
+  void ObserveJobInserted(const regatta::v1::Job& job);
+  void ObserveJobEnded(absl::string_view job_id, bool succeeded, absl::string_view error);
+
+  // Runs being driven now.
+  int ActiveRunCount() const;
+
+ private:
+  struct Command {
+    enum class Kind { kStart, kTerminate, kRetry, kJobEnded };
+    Kind kind;
+    std::string run_id;
+    std::string job_id;
+    JobOutcome outcome;
+    // Set for commands someone waits for.
+    absl::Status* result = nullptr;
+    bool* done = nullptr;
+  };
+
+  absl::Status Submit(Command command);
+  void Loop();
+  void Handle(Command& command);
+  absl::Status Resume(regatta::v1::PipelineRun run);
+  absl::Status Load(absl::string_view run_id, bool for_retry);
+  // Advances the run and carries out what the driver asks for until it waits for outcomes.
+  void Process(RunDriver& driver);
+  void Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now);
+  regatta::v1::JobSubmitRequestItem StepJob(const RunDriver& driver,
+                                            const StepLaunch& launch) const;
+  void Track(const std::string& job_id, const std::string& run_id);
+
+  EngineBackend* const backend_;
+  const Clock* const clock_;
+  IdGenerator* const ids_;
+  const EngineOptions options_;
+
+  // Engine thread only.
+  absl::flat_hash_map<std::string, std::unique_ptr<RunDriver>> drivers_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar wake_;
+  std::deque<Command> commands_ ABSL_GUARDED_BY(mu_);
+  // Step jobs whose end is awaited: job id -> run id.
+  absl::flat_hash_map<std::string, std::string> tracked_jobs_ ABSL_GUARDED_BY(mu_);
+  int active_runs_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace regatta::pipelines::engine
+
+#endif  // REGATTA_SRC_PIPELINES_ENGINE_ENGINE_H_
