@@ -4,7 +4,8 @@
 // The recurring-run controller: on each tick, for every enabled recurring run, creates the runs
 // whose scheduled time has come (schedule.h), never letting more than max_concurrency of its runs
 // be active. Run ids are deterministic (ScheduledRunId), so controllers racing over one store
-// create each run once: the loser gets ALREADY_EXISTS and moves on.
+// create each run once: the loser gets ALREADY_EXISTS and moves on. A max_concurrency below 1
+// counts as 1.
 
 #include <optional>
 #include <string>

@@ -30,6 +30,8 @@ class CronSchedule {
   absl::Time Next(absl::Time after) const;
 
   const std::string& spec() const { return spec_; }
+  // The delay of "@every D", zero for other expressions.
+  absl::Duration every() const { return every_; }
 
  private:
   CronSchedule() = default;

@@ -40,7 +40,13 @@ absl::StatusOr<Schedule> Schedule::Create(const regatta::v1::RecurringRun& recur
   switch (recurring_run.trigger_case()) {
     case regatta::v1::RecurringRun::kCron: {
       ASSIGN_OR_RETURN(CronSchedule cron, CronSchedule::Parse(recurring_run.cron().cron()));
-      schedule.cron_ = std::move(cron);
+      // "@every D" goes on the periodic grid: a delay after whatever time a controller looks
+      // from would let two controllers (or one without catch-up) pick different times.
+      if (cron.every() > absl::ZeroDuration()) {
+        schedule.interval_ = cron.every();
+      } else {
+        schedule.cron_ = std::move(cron);
+      }
       break;
     }
     case regatta::v1::RecurringRun::kPeriodic: {
@@ -51,12 +57,14 @@ absl::StatusOr<Schedule> Schedule::Create(const regatta::v1::RecurringRun& recur
         return absl::InvalidArgumentError(
             "periodic.interval: must be a whole number of seconds, at least 1s");
       }
-      std::optional<absl::Time> anchor = start ? start : OptionalTime(recurring_run.create_time());
-      if (anchor) schedule.anchor_ = FloorToSecond(*anchor);
       break;
     }
     case regatta::v1::RecurringRun::TRIGGER_NOT_SET:
       return absl::InvalidArgumentError("trigger: neither cron nor periodic is set");
+  }
+  if (!schedule.cron_) {
+    std::optional<absl::Time> anchor = start ? start : OptionalTime(recurring_run.create_time());
+    if (anchor) schedule.anchor_ = FloorToSecond(*anchor);
   }
   return schedule;
 }

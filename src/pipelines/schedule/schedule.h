@@ -7,7 +7,8 @@
 //   else create_time (so a start_time in the past is caught up from, as in Kubeflow), and never
 //   after end_time.
 // - Cron triggers (see cron.h) are evaluated in UTC.
-// - Periodic triggers form a fixed grid anchor + k * interval (k >= 1), the anchor being
+// - Periodic triggers (and cron "@every D", unlike robfig's delay after the previous run) form a
+// fixed grid anchor + k * interval (k >= 1), the anchor being
 //   start_time if set, else create_time, else the Unix epoch, floored to the second. Unlike
 //   Kubeflow, which counts from the previous run (and from "now" after a pause without catch-up),
 //   the grid makes every controller compute the same times, hence the same run ids.

@@ -175,6 +175,19 @@ TEST(DueTimes, PeriodicCatchUpAndNoCatchupStayOnTheGrid) {
               ElementsAre(Utc(2026, 3, 1, 11)));
 }
 
+TEST(DueTimes, EveryDescriptorIsOnTheGridWhateverTheQueryTime) {
+  regatta::v1::RecurringRun run = CronRun("@every 7m", Utc(2026, 3, 1, 10));
+  run.set_no_catchup(true);
+  // Two controllers looking at different times agree on the grid 10:00 + k * 7m.
+  EXPECT_THAT(*DueTimes(run, std::nullopt, Utc(2026, 3, 1, 10, 30), 10),
+              ElementsAre(Utc(2026, 3, 1, 10, 28)));
+  EXPECT_THAT(*DueTimes(run, std::nullopt, Utc(2026, 3, 1, 10, 34, 59), 10),
+              ElementsAre(Utc(2026, 3, 1, 10, 28)));
+  run.set_no_catchup(false);
+  EXPECT_THAT(*DueTimes(run, Utc(2026, 3, 1, 10, 14), Utc(2026, 3, 1, 10, 30), 10),
+              ElementsAre(Utc(2026, 3, 1, 10, 21), Utc(2026, 3, 1, 10, 28)));
+}
+
 TEST(ScheduledRuns, DisplayNameAndId) {
   regatta::v1::RecurringRun run = CronRun("@daily", Utc(2026, 3, 1));
   EXPECT_EQ(ScheduledRunDisplayName(run, Utc(2024, 2, 29, 12)), "nightly-20240229120000");
