@@ -340,6 +340,8 @@ Ingester::Ingester(eventlog::EventLog* log, store::Store* store, const Clock* cl
 
 Ingester::~Ingester() { Stop(); }
 
+void Ingester::AddObserver(BatchObserver observer) { observers_.push_back(std::move(observer)); }
+
 absl::Status Ingester::Start() {
   {
     absl::MutexLock lock(&mu_);
@@ -525,6 +527,7 @@ absl::Status Ingester::ApplyBatch() {
     LOG_WARN("skipped more events the views cannot apply", "consumer", consumer_, "count",
              result.skipped.size() - kMaxSkipWarningsPerBatch, "to_offset", batch_->to_offset);
   }
+  for (const BatchObserver& observer : observers_) observer(*batch_);
   int64_t to_offset = batch_->to_offset;
   batch_.reset();
   Publish(to_offset);

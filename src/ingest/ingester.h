@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,6 +55,11 @@ class Ingester {
   ~Ingester();  // Stops.
   Ingester(const Ingester&) = delete;
   Ingester& operator=(const Ingester&) = delete;
+
+  // Called on the ingest thread after each batch is applied (the views then include it), in
+  // log order; must be quick. Set before Start.
+  using BatchObserver = std::function<void(const store::IngestBatch& batch)>;
+  void AddObserver(BatchObserver observer);
 
   // Loads the consumer's stored offset (returning a store error as is) and starts the
   // thread. An ingester starts once: FAILED_PRECONDITION after a Start.
@@ -107,6 +113,7 @@ class Ingester {
   // request of 1000 jobs.
   int mutations_per_record_ = 1000;
   std::optional<store::IngestBatch> batch_;  // built, not yet applied
+  std::vector<BatchObserver> observers_;
 
   mutable absl::Mutex mu_;
   std::deque<PendingRecord> queue_ ABSL_GUARDED_BY(mu_);  // read and converted, not in a batch
