@@ -133,8 +133,8 @@ void ConvertRecord(const eventlog::LogRecord& record, std::vector<JobSetEvent>* 
         ev.set_reason(e.job_run_lease_returned().reason());
         break;
       }
-      // Run-level cancel/preempt are followed by the job-level outcome; queue administration
-      // and markers are not job events.
+      // Run-level cancel/preempt are followed by the job-level outcome; queue administration,
+      // markers and the pipeline layer's events are not job events.
       case Event::kJobRunCancelled:
       case Event::kJobRunPreempted:
       case Event::kQueueCreated:
@@ -142,6 +142,21 @@ void ConvertRecord(const eventlog::LogRecord& record, std::vector<JobSetEvent>* 
       case Event::kQueueDeleted:
       case Event::kQueueCordoned:
       case Event::kPartitionMarker:
+      case Event::kPipelineCreated:
+      case Event::kPipelineDeleted:
+      case Event::kPipelineVersionCreated:
+      case Event::kPipelineVersionDeleted:
+      case Event::kExperimentUpserted:
+      case Event::kExperimentDeleted:
+      case Event::kPipelineRunCreated:
+      case Event::kPipelineRunUpdated:
+      case Event::kPipelineRunArchived:
+      case Event::kPipelineRunDeleted:
+      case Event::kPipelineTaskUpdated:
+      case Event::kCacheEntryCreated:
+      case Event::kCacheEntriesDeleted:
+      case Event::kRecurringRunUpserted:
+      case Event::kRecurringRunDeleted:
       case Event::EVENT_NOT_SET:
         break;
     }

@@ -306,6 +306,33 @@ class Converter {
                               "Infrastructure", false));
         return;
       }
+      // ---- Pipelines (API server and pipeline engine) ----
+      // Each is its own mutation; its times are the event's own fields.
+      case Event::kPipelineCreated:
+      case Event::kPipelineDeleted:
+      case Event::kPipelineVersionCreated:
+      case Event::kPipelineVersionDeleted:
+      case Event::kExperimentUpserted:
+      case Event::kExperimentDeleted:
+      case Event::kPipelineRunCreated:
+      case Event::kPipelineRunUpdated:
+      case Event::kPipelineRunArchived:
+      case Event::kPipelineRunDeleted:
+      case Event::kPipelineTaskUpdated:
+      case Event::kCacheEntryCreated:
+      case Event::kCacheEntriesDeleted:
+      case Event::kRecurringRunUpserted:
+      case Event::kRecurringRunDeleted: {
+        store::PipelineChange m;
+        if (owned_ != nullptr) {
+          m.event.Swap(owned_->sequence.mutable_events(index));
+        } else {
+          m.event = event;
+        }
+        Add(std::move(m));
+        return;
+      }
+
       case Event::EVENT_NOT_SET:
         return Warn(index, "the event has no payload (written by a newer version?)");
     }

@@ -18,15 +18,28 @@ namespace regatta::store {
 // pipelines.proto). The event is its own mutation: the backend applies it by its case.
 // Rules the backends keep (the conformance suite checks them):
 //   * creations of an existing id are ignored (the first wins); deletions of an unknown id too;
-//   * PipelineRunUpdated never moves a terminal run, except FAILED|CANCELED -> RUNNING (retry);
-//     it sets start/finish time and outputs only when given (non-empty);
+//     upserts (experiments, recurring runs) replace the whole row; CacheEntryCreated replaces an
+//     existing entry of its fingerprint (the engine writes one only after a miss, e.g. expiry);
+//   * names are unique (pipelines; versions within their pipeline; experiments): a creation or
+//     upsert whose name another id holds is skipped, as is a version of an unknown pipeline;
+//   * deleting a pipeline deletes its versions (runs keep their own copy of the spec);
+//   * PipelineRunUpdated never moves a terminal run, except FAILED|CANCELED -> RUNNING (retry,
+//     which also clears finish_time); it sets error_message as given (empty clears it), and
+//     start/finish time and outputs only when given (non-empty);
 //   * PipelineTaskUpdated replaces the task (run_id, path), creating it on first sight, except
 //     that a terminal task is replaced only by a PENDING or RUNNING one (a retry of the run);
-//     its output artifacts (and the input artifacts of new tasks) feed the lineage tables;
+//     a task of an unknown run is skipped;
+//   * lineage, from every PipelineTaskUpdated (repeats add nothing): each input artifact is an
+//     INPUT event of the task; each output artifact an OUTPUT event, or REPUBLISHED if the task
+//     is CACHED. An artifact row is written by its producer (OUTPUT: run_id/task_path/name
+//     default to the task and output name; its later updates replace the row) and otherwise
+//     kept as first seen; create_time defaults to the event's time;
 //   * PipelineRunCreated with a recurring_run_id advances that recurring run's
 //     last_scheduled_time to the run's scheduled_time if later;
 //   * deleting a run deletes its tasks, but not its artifacts or their lineage (other runs may
 //     have consumed them).
+// What cannot be applied (empty id, unknown run, invalid state, a name taken) goes to
+// IngestResult::skipped, naming offset, event kind and row; the rest of the batch applies.
 struct PipelineChange {
   regatta::v1::Event event;
 };
@@ -35,23 +48,25 @@ struct PipelineChange {
 
 // Pages: `page_token` is the token of the previous page's last row (empty: from the start);
 // a page has at most `limit` rows (<= 0: 100; at most 10 000) and `next_page_token` is empty on
-// the last page.
+// the last page. Tokens are opaque and belong to one listing (and order): another listing's
+// token, or a malformed one, is INVALID_ARGUMENT.
 struct PageRequest {
   std::string page_token;
   int limit = 100;
 };
 
 struct PipelineRunFilter {
-  std::string experiment_id;     // empty: any
-  std::string pipeline_id;       // empty: any
+  std::string experiment_id;  // empty: any
+  std::string pipeline_id;    // empty: any
   std::string pipeline_version_id;
-  std::string recurring_run_id;  // empty: any
-  std::string owner;             // empty: any
+  std::string recurring_run_id;                       // empty: any
+  std::string owner;                                  // empty: any
   std::vector<regatta::v1::PipelineRunState> states;  // empty: any
   // Archived runs are left out unless include_archived; only_archived lists only them.
   bool include_archived = false;
   bool only_archived = false;
-  // Order: "create_time" (default) or "display_name"; newest / last first if descending.
+  // Order: "create_time" (default; also when empty) or "display_name", ties in creation order;
+  // newest / last first if descending. Anything else is INVALID_ARGUMENT.
   std::string sort_by = "create_time";
   bool descending = true;
   PageRequest page;
@@ -71,9 +86,13 @@ struct ArtifactLineage {
   struct TaskRef {
     std::string run_id;
     std::string task_path;
-    std::string task_state;  // the PipelineTaskState name without its prefix, e.g. "SUCCEEDED"
-    std::string io_name;     // the input or output name it had in that task
+    // The task's current PipelineTaskState name without its prefix, e.g. "SUCCEEDED"; empty
+    // once the task's run was deleted.
+    std::string task_state;
+    std::string io_name;  // the input or output name it had in that task
   };
+  // Without an OUTPUT event (an artifact only seen as an input), the artifact's own
+  // run_id/task_path/name, task_state empty.
   TaskRef producer;
   std::vector<TaskRef> consumers;
   std::vector<TaskRef> republished_by;  // CACHED tasks that took it from the cache
@@ -92,9 +111,9 @@ class PipelineViews {
   virtual absl::StatusOr<regatta::v1::Pipeline> GetPipelineByName(absl::string_view name) = 0;
   // Name order.
   virtual absl::StatusOr<Page<regatta::v1::Pipeline>> ListPipelines(const PageRequest& page) = 0;
-  virtual absl::StatusOr<regatta::v1::PipelineVersion> GetPipelineVersion(
-      absl::string_view id) = 0;
-  // Newest first; without spec_json unless `with_spec`.
+  virtual absl::StatusOr<regatta::v1::PipelineVersion> GetPipelineVersion(absl::string_view id) = 0;
+  // Newest first (create_time); without spec_json unless `with_spec`. NOT_FOUND for an unknown
+  // pipeline.
   virtual absl::StatusOr<Page<regatta::v1::PipelineVersion>> ListPipelineVersions(
       absl::string_view pipeline_id, const PageRequest& page, bool with_spec) = 0;
 
@@ -102,8 +121,8 @@ class PipelineViews {
   virtual absl::StatusOr<regatta::v1::Experiment> GetExperiment(absl::string_view id) = 0;
   virtual absl::StatusOr<regatta::v1::Experiment> GetExperimentByName(absl::string_view name) = 0;
   // Name order; archived ones only if `include_archived`.
-  virtual absl::StatusOr<Page<regatta::v1::Experiment>> ListExperiments(
-      const PageRequest& page, bool include_archived) = 0;
+  virtual absl::StatusOr<Page<regatta::v1::Experiment>> ListExperiments(const PageRequest& page,
+                                                                        bool include_archived) = 0;
 
   // ---- Runs and tasks ----
   // `with_tasks` fills PipelineRun.tasks (creation order).
@@ -112,13 +131,14 @@ class PipelineViews {
   // Without spec_json and tasks.
   virtual absl::StatusOr<Page<regatta::v1::PipelineRun>> ListPipelineRuns(
       const PipelineRunFilter& filter) = 0;
-  // Every run not in a terminal state, with spec and tasks: what the engine resumes after a
-  // restart.
+  // Every run not in a terminal state, with spec and tasks, in creation order: what the engine
+  // resumes after a restart.
   virtual absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ListActivePipelineRuns() = 0;
 
   // ---- Artifacts and lineage ----
   virtual absl::StatusOr<regatta::v1::PipelineArtifact> GetArtifact(absl::string_view id) = 0;
-  // Artifacts produced by the run's tasks, in creation order.
+  // Artifacts produced by the run's tasks, in creation order (also once the run is deleted:
+  // artifacts outlive it; an unknown run has none).
   virtual absl::StatusOr<std::vector<regatta::v1::PipelineArtifact>> ListRunArtifacts(
       absl::string_view run_id) = 0;
   virtual absl::StatusOr<ArtifactLineage> GetArtifactLineage(absl::string_view artifact_id) = 0;

@@ -132,6 +132,32 @@ bool IsTerminal(regatta::v1::RunState state) {
   }
 }
 
+bool IsTerminal(regatta::v1::PipelineRunState state) {
+  switch (state) {
+    case regatta::v1::PIPELINE_RUN_STATE_SUCCEEDED:
+    case regatta::v1::PIPELINE_RUN_STATE_SKIPPED:
+    case regatta::v1::PIPELINE_RUN_STATE_FAILED:
+    case regatta::v1::PIPELINE_RUN_STATE_CANCELED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsTerminal(regatta::v1::PipelineTaskState state) {
+  switch (state) {
+    case regatta::v1::PIPELINE_TASK_STATE_SUCCEEDED:
+    case regatta::v1::PIPELINE_TASK_STATE_SKIPPED:
+    case regatta::v1::PIPELINE_TASK_STATE_FAILED:
+    case regatta::v1::PIPELINE_TASK_STATE_CANCELED:
+    case regatta::v1::PIPELINE_TASK_STATE_CACHED:
+    case regatta::v1::PIPELINE_TASK_STATE_NOT_TRIGGERED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 regatta::v1::Job SchedulingSpec(const regatta::v1::Job& job) {
   regatta::v1::Job out;
   const regatta::v1::TaskSpec& task = job.task();

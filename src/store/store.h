@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/types.pb.h"
+#include "src/store/pipeline_views.h"
 
 namespace regatta::store {
 
@@ -84,9 +85,10 @@ struct RunSetState {
   std::optional<regatta::v1::Error> error;
 };
 
+// PipelineChange (pipeline_views.h): one pipeline event, applied by its case.
 using Mutation = std::variant<QueueUpsert, QueueDelete, QueueSetCordoned, JobInsert,
                               JobCancelRequested, JobSetCancelRequested, JobPreemptRequested,
-                              JobSetPriority, JobSetState, RunInsert, RunSetState>;
+                              JobSetPriority, JobSetState, RunInsert, RunSetState, PipelineChange>;
 
 struct OffsetMutation {
   int64_t offset = 0;  // log offset of the event behind it
@@ -220,13 +222,17 @@ std::string SerializeDeterministic(const google::protobuf::MessageLite& message)
 
 bool IsTerminal(regatta::v1::JobState state);
 bool IsTerminal(regatta::v1::RunState state);
+// The terminal states of pipelines.proto's state machines.
+bool IsTerminal(regatta::v1::PipelineRunState state);
+bool IsTerminal(regatta::v1::PipelineTaskState state);
 
-// The views (queues, jobs, runs) and the submit deduplication table. Backends: SQLite
-// (embedded), PostgreSQL (later). Every backend passes tests/conformance/store_conformance.h.
-// Thread-safe: any number of readers alongside one ingest writer.
-class Store {
+// The views (queues, jobs, runs; and the pipeline views, PipelineViews) and the submit
+// deduplication table. Backends: SQLite (embedded), PostgreSQL (later). Every backend passes
+// tests/conformance/store_conformance.h. Thread-safe: any number of readers alongside one
+// ingest writer.
+class Store : public PipelineViews {
  public:
-  virtual ~Store() = default;
+  ~Store() override = default;
 
   // ---- Ingestion (only the ingester calls these) ----
   // Applies the batch and the consumer's new offset in one transaction. Rows remember the
@@ -303,8 +309,8 @@ class Store {
       const std::vector<std::pair<std::string, std::string>>& client_to_job) = 0;
 
   // ---- Tests and tools ----
-  // A canonical text dump of every view table (not the dedup table or consumer offsets), used
-  // by the replay-equality test to compare two stores.
+  // A canonical text dump of every view table, the pipeline views' included (not the dedup
+  // table or consumer offsets), used by the replay-equality test to compare two stores.
   virtual absl::StatusOr<std::string> DumpViews() = 0;
 };
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/message.h"
 #include "src/common/status_macros.h"
+#include "src/store/sqlite/sqlite_internal.h"
 
 namespace regatta::store {
 
@@ -27,267 +28,20 @@ namespace sqlite_migrations {
 const std::vector<std::pair<std::string_view, std::string_view>>& EmbeddedFiles();
 }  // namespace sqlite_migrations
 
-namespace sqlite_internal {
-namespace {
-
-absl::StatusCode CodeFor(int rc) {
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PROTOCOL:
-      return absl::StatusCode::kUnavailable;  // worth a retry
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::StatusCode::kDataLoss;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
-absl::Status SqliteError(sqlite3* db, int rc, absl::string_view context) {
-  const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return absl::Status(CodeFor(rc),
-                      absl::StrCat("sqlite store: ", context, ": ", message, " (code ", rc, ")"));
-}
-
-}  // namespace
-
-// A prepared statement borrowed from a Connection's cache; reset on destruction so the cached
-// statement is ready for the next use. Bind indices start at 1, column indices at 0.
-class Stmt {
- public:
-  Stmt(sqlite3* db, sqlite3_stmt* stmt, bool owned) : db_(db), stmt_(stmt), owned_(owned) {}
-  Stmt(Stmt&& other) noexcept
-      : db_(other.db_),
-        stmt_(std::exchange(other.stmt_, nullptr)),
-        owned_(other.owned_),
-        bind_rc_(other.bind_rc_),
-        rc_(other.rc_) {}
-  Stmt& operator=(Stmt&&) = delete;
-  ~Stmt() {
-    if (stmt_ == nullptr) return;
-    if (owned_) {
-      sqlite3_finalize(stmt_);
-    } else {
-      sqlite3_reset(stmt_);
-      sqlite3_clear_bindings(stmt_);
-    }
-  }
-
-  Stmt& Bind(int i, int64_t v) { return Check(sqlite3_bind_int64(stmt_, i, v)); }
-  Stmt& BindText(int i, absl::string_view v) {
-    return Check(
-        sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& BindBlob(int i, absl::string_view v) {
-    return Check(
-        sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& BindNull(int i) { return Check(sqlite3_bind_null(stmt_, i)); }
-  // Without a copy: `v` must stay alive and unchanged until the statement is reset.
-  Stmt& BindTextRef(int i, absl::string_view v) {
-    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
-  }
-  Stmt& BindBlobRef(int i, absl::string_view v) {
-    return Check(sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
-  }
-
-  // Makes the statement ready to run again with new bindings.
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    bind_rc_ = SQLITE_OK;
-  }
-
-  // True if a row is available.
-  absl::StatusOr<bool> Step() {
-    if (bind_rc_ != SQLITE_OK) return SqliteError(db_, bind_rc_, Context("bind"));
-    rc_ = sqlite3_step(stmt_);
-    if (rc_ == SQLITE_ROW) return true;
-    if (rc_ == SQLITE_DONE) return false;
-    return SqliteError(db_, rc_, Context("step"));
-  }
-  // The extended result code of the last Step.
-  int rc() const { return rc_; }
-  // Runs a statement that returns no rows.
-  absl::Status Run() {
-    ASSIGN_OR_RETURN(bool row, Step());
-    (void)row;
-    return absl::OkStatus();
-  }
-
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  // Valid until the next Step.
-  absl::string_view Text(int col) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    if (p == nullptr) return {};
-    return absl::string_view(p, sqlite3_column_bytes(stmt_, col));
-  }
-  absl::string_view Blob(int col) const {
-    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-    if (p == nullptr) return {};
-    return absl::string_view(p, sqlite3_column_bytes(stmt_, col));
-  }
-  int ColumnCount() const { return sqlite3_column_count(stmt_); }
-  int ColumnType(int col) const { return sqlite3_column_type(stmt_, col); }
-  absl::string_view ColumnName(int col) const { return sqlite3_column_name(stmt_, col); }
-
- private:
-  Stmt& Check(int rc) {
-    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
-    return *this;
-  }
-  std::string Context(absl::string_view what) const {
-    absl::string_view sql = sqlite3_sql(stmt_);
-    if (sql.size() > 120) sql = sql.substr(0, 120);
-    return absl::StrCat(what, " [", absl::StripAsciiWhitespace(sql), "]");
-  }
-
-  sqlite3* db_;
-  sqlite3_stmt* stmt_;
-  bool owned_;
-  int bind_rc_ = SQLITE_OK;
-  int rc_ = SQLITE_OK;
-};
-
-// One SQLite connection with a cache of prepared statements. Not thread-safe: the writer is
-// guarded by a mutex, a reader is leased to one caller at a time.
-class Connection {
- public:
-  static absl::StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, bool writer,
-                                                          absl::Duration busy_timeout) {
-    sqlite3* db = nullptr;
-    int flags = SQLITE_OPEN_NOMUTEX |
-                (writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
-    int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-    auto conn = std::unique_ptr<Connection>(new Connection(db));
-    if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("open ", path));
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, static_cast<int>(absl::ToInt64Milliseconds(busy_timeout)));
-    if (writer) {
-      // WAL lets readers run alongside the writer; FULL makes a committed batch survive power
-      // loss together with its consumer offset.
-      RETURN_IF_ERROR(
-          conn->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
-                     "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;"));
-    } else {
-      RETURN_IF_ERROR(conn->Exec("PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384;"));
-    }
-    return conn;
-  }
-
-  ~Connection() {
-    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
-    sqlite3_close_v2(db_);
-  }
-
-  sqlite3* db() const { return db_; }
-
-  // Prepares `sql` once per connection; statements beyond the cache bound are one-shot.
-  absl::StatusOr<Stmt> Prepare(absl::string_view sql) {
-    auto it = cache_.find(sql);
-    if (it != cache_.end()) return Stmt(db_, it->second, /*owned=*/false);
-    bool cache = cache_.size() < kMaxCachedStatements;
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                cache ? SQLITE_PREPARE_PERSISTENT : 0, &stmt, nullptr);
-    if (rc != SQLITE_OK) {
-      return SqliteError(db_, rc, absl::StrCat("prepare [", sql.substr(0, 120), "]"));
-    }
-    if (cache) cache_.emplace(std::string(sql), stmt);
-    return Stmt(db_, stmt, /*owned=*/!cache);
-  }
-
-  // Runs one or more statements that return no rows.
-  absl::Status Exec(absl::string_view sql) {
-    std::string text(sql);
-    char* error = nullptr;
-    int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
-    if (rc != SQLITE_OK) {
-      std::string message = error != nullptr ? error : sqlite3_errstr(rc);
-      sqlite3_free(error);
-      return absl::Status(CodeFor(rc), absl::StrCat("sqlite store: ", message, " (code ", rc,
-                                                    ") in [", sql.substr(0, 120), "]"));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  static constexpr size_t kMaxCachedStatements = 256;
-  explicit Connection(sqlite3* db) : db_(db) {}
-
-  sqlite3* db_;
-  absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;
-};
-
-// BEGIN ... COMMIT; rolls back unless committed.
-class Transaction {
- public:
-  static absl::StatusOr<Transaction> Begin(Connection* conn, bool immediate) {
-    RETURN_IF_ERROR(conn->Exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
-    return Transaction(conn);
-  }
-  Transaction(Transaction&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
-  Transaction& operator=(Transaction&&) = delete;
-  ~Transaction() {
-    if (conn_ != nullptr) conn_->Exec("ROLLBACK").IgnoreError();
-  }
-  absl::Status Commit() {
-    Connection* conn = std::exchange(conn_, nullptr);
-    absl::Status status = conn->Exec("COMMIT");
-    if (!status.ok()) conn->Exec("ROLLBACK").IgnoreError();
-    return status;
-  }
-
- private:
-  explicit Transaction(Connection* conn) : conn_(conn) {}
-  Connection* conn_;
-};
-
-}  // namespace sqlite_internal
-
 namespace {
 
 using regatta::v1::JobState;
 using regatta::v1::RunState;
+using sqlite_internal::AppendInList;
+using sqlite_internal::BindAll;
 using sqlite_internal::Connection;
+using sqlite_internal::ParseBlob;
+using sqlite_internal::Serialize;
+using sqlite_internal::SetMicros;
+using sqlite_internal::SqlParams;
 using sqlite_internal::Stmt;
+using sqlite_internal::ToMicros;
 using sqlite_internal::Transaction;
-
-// Plain serialization: map order in the bytes is unspecified, so DumpViews compares parsed
-// messages, not bytes (deterministic serialization costs a fifth of an ingest).
-std::string Serialize(const google::protobuf::MessageLite& message) {
-  return message.SerializeAsString();
-}
-
-int64_t ToMicros(const google::protobuf::Timestamp& ts) {
-  return ts.seconds() * 1'000'000 + ts.nanos() / 1000;
-}
-int64_t ToMicros(absl::Time t) { return absl::ToUnixMicros(t); }
-void SetMicros(int64_t us, google::protobuf::Timestamp* ts) {
-  int64_t seconds = us / 1'000'000;
-  int64_t rem = us % 1'000'000;
-  if (rem < 0) {
-    rem += 1'000'000;
-    --seconds;
-  }
-  ts->set_seconds(seconds);
-  ts->set_nanos(static_cast<int32_t>(rem * 1000));
-}
-
-template <typename Message>
-absl::Status ParseBlob(absl::string_view blob, Message* out, absl::string_view table,
-                       absl::string_view key_column, absl::string_view key,
-                       absl::string_view column) {
-  if (out->ParseFromArray(blob.data(), static_cast<int>(blob.size()))) return absl::OkStatus();
-  return absl::DataLossError(absl::StrCat("sqlite store: ", table, " row ", key_column, "=", key,
-                                          ": column ", column, " does not parse as ",
-                                          out->GetTypeName()));
-}
 
 absl::StatusOr<JobState> ReadJobState(int64_t value, absl::string_view job_id) {
   if (value < 0 || value > INT32_MAX || !regatta::v1::JobState_IsValid(static_cast<int>(value))) {
@@ -412,7 +166,7 @@ std::unique_ptr<google::protobuf::Message> BlobMessage(absl::string_view table,
   if (column == "requests") return std::make_unique<regatta::v1::ResourceRequirements>();
   if (column == "spec" && table == "queues") return std::make_unique<regatta::v1::Queue>();
   if (column == "spec" && table == "jobs") return std::make_unique<regatta::v1::Job>();
-  return nullptr;
+  return sqlite_internal::PipelineBlobMessage(table, column);
 }
 
 // One value of a dump line: integers as is, text quoted, protobuf blobs as text (map entries
@@ -842,6 +596,10 @@ class Applier {
     return update.Run();
   }
 
+  absl::Status Do(int64_t offset, const PipelineChange& m) {
+    return sqlite_internal::ApplyPipelineChange(conn_, offset, m, result_);
+  }
+
   absl::Status Do(int64_t offset, const RunSetState& m) {
     if (m.state == regatta::v1::RUN_STATE_UNSPECIFIED || !regatta::v1::RunState_IsValid(m.state)) {
       Skip(offset, "RunSetState", absl::StrCat("run_id=", m.run_id),
@@ -957,24 +715,6 @@ absl::Status ApplyMigrations(Connection* conn, const std::vector<SqliteMigration
 }  // namespace
 
 // ---- SqliteStore -----------------------------------------------------------------------------
-
-// A reader connection borrowed from the pool for one call.
-class SqliteStore::ReaderLease {
- public:
-  ReaderLease(SqliteStore* store, std::unique_ptr<Connection> conn)
-      : store_(store), conn_(std::move(conn)) {}
-  ReaderLease(ReaderLease&& other) noexcept = default;
-  ReaderLease& operator=(ReaderLease&&) = delete;
-  ~ReaderLease() {
-    if (conn_ != nullptr) store_->ReleaseReader(std::move(conn_));
-  }
-  Connection* get() const { return conn_.get(); }
-  Connection* operator->() const { return conn_.get(); }
-
- private:
-  SqliteStore* store_;
-  std::unique_ptr<Connection> conn_;
-};
 
 absl::StatusOr<std::vector<SqliteMigration>> SqliteStore::EmbeddedMigrations() {
   std::vector<std::pair<std::string, std::string>> files;
@@ -1173,43 +913,6 @@ absl::StatusOr<std::vector<JobLocation>> SqliteStore::GetJobSetJobs(
   }
   return out;
 }
-
-namespace {
-
-using SqlParams = std::vector<std::variant<int64_t, std::string>>;
-
-// Binds params to ?1, ?2, ... in order.
-void BindAll(Stmt& stmt, const SqlParams& params) {
-  for (size_t i = 0; i < params.size(); ++i) {
-    int index = static_cast<int>(i) + 1;
-    if (const auto* v = std::get_if<int64_t>(&params[i])) {
-      stmt.Bind(index, *v);
-    } else {
-      stmt.BindText(index, std::get<std::string>(params[i]));
-    }
-  }
-}
-
-// Appends " AND column IN (?, ?...)" for the distinct values (nothing if there are none).
-template <typename T>
-void AppendInList(absl::string_view column, std::vector<T> values, std::string& sql,
-                  SqlParams& params) {
-  if (values.empty()) return;
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  absl::StrAppend(&sql, " AND ", column, " IN (");
-  for (size_t i = 0; i < values.size(); ++i) {
-    absl::StrAppend(&sql, i == 0 ? "?" : ", ?");
-    if constexpr (std::is_same_v<T, std::string>) {
-      params.emplace_back(values[i]);
-    } else {
-      params.emplace_back(int64_t{values[i]});
-    }
-  }
-  absl::StrAppend(&sql, ")");
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
     const JobFilter& filter) {
@@ -1585,10 +1288,14 @@ absl::StatusOr<std::string> SqliteStore::DumpViews() {
        "pending_time_us, started_time_us, finished_time_us, error, last_offset FROM runs "
        "ORDER BY job_id, seq"},
   };
+  std::vector<std::pair<absl::string_view, absl::string_view>> queries(std::begin(kQueries),
+                                                                       std::end(kQueries));
+  const auto& pipeline_queries = sqlite_internal::PipelineDumpQueries();
+  queries.insert(queries.end(), pipeline_queries.begin(), pipeline_queries.end());
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
   std::string out;
-  for (const auto& [table, sql] : kQueries) {
+  for (const auto& [table, sql] : queries) {
     ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
     while (true) {
       ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -88,6 +88,33 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::string> DumpViews() override;
 
+  // PipelineViews (sqlite_pipeline_views.cc).
+  absl::StatusOr<regatta::v1::Pipeline> GetPipeline(absl::string_view id) override;
+  absl::StatusOr<regatta::v1::Pipeline> GetPipelineByName(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::Pipeline>> ListPipelines(const PageRequest& page) override;
+  absl::StatusOr<regatta::v1::PipelineVersion> GetPipelineVersion(absl::string_view id) override;
+  absl::StatusOr<Page<regatta::v1::PipelineVersion>> ListPipelineVersions(
+      absl::string_view pipeline_id, const PageRequest& page, bool with_spec) override;
+  absl::StatusOr<regatta::v1::Experiment> GetExperiment(absl::string_view id) override;
+  absl::StatusOr<regatta::v1::Experiment> GetExperimentByName(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::Experiment>> ListExperiments(const PageRequest& page,
+                                                                bool include_archived) override;
+  absl::StatusOr<regatta::v1::PipelineRun> GetPipelineRun(absl::string_view id,
+                                                          bool with_tasks) override;
+  absl::StatusOr<Page<regatta::v1::PipelineRun>> ListPipelineRuns(
+      const PipelineRunFilter& filter) override;
+  absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ListActivePipelineRuns() override;
+  absl::StatusOr<regatta::v1::PipelineArtifact> GetArtifact(absl::string_view id) override;
+  absl::StatusOr<std::vector<regatta::v1::PipelineArtifact>> ListRunArtifacts(
+      absl::string_view run_id) override;
+  absl::StatusOr<ArtifactLineage> GetArtifactLineage(absl::string_view artifact_id) override;
+  absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCacheEntries(
+      const std::vector<std::string>& fingerprints, absl::Time now) override;
+  absl::StatusOr<Page<regatta::v1::CacheEntry>> ListCacheEntries(const PageRequest& page) override;
+  absl::StatusOr<regatta::v1::RecurringRun> GetRecurringRun(absl::string_view id) override;
+  absl::StatusOr<Page<regatta::v1::RecurringRun>> ListRecurringRuns(
+      const PageRequest& page) override;
+
   // Versions recorded in schema_migrations, ascending (tests and `regatta` diagnostics).
   absl::StatusOr<std::vector<int>> AppliedMigrations();
 

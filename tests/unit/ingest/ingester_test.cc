@@ -104,6 +104,72 @@ class FlakyStore final : public store::Store {
   }
   absl::StatusOr<std::string> DumpViews() override { return inner_->DumpViews(); }
 
+  // PipelineViews: forwarded as they are.
+  absl::StatusOr<regatta::v1::Pipeline> GetPipeline(absl::string_view id) override {
+    return inner_->GetPipeline(id);
+  }
+  absl::StatusOr<regatta::v1::Pipeline> GetPipelineByName(absl::string_view name) override {
+    return inner_->GetPipelineByName(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::Pipeline>> ListPipelines(
+      const store::PageRequest& page) override {
+    return inner_->ListPipelines(page);
+  }
+  absl::StatusOr<regatta::v1::PipelineVersion> GetPipelineVersion(absl::string_view id) override {
+    return inner_->GetPipelineVersion(id);
+  }
+  absl::StatusOr<store::Page<regatta::v1::PipelineVersion>> ListPipelineVersions(
+      absl::string_view pipeline_id, const store::PageRequest& page, bool with_spec) override {
+    return inner_->ListPipelineVersions(pipeline_id, page, with_spec);
+  }
+  absl::StatusOr<regatta::v1::Experiment> GetExperiment(absl::string_view id) override {
+    return inner_->GetExperiment(id);
+  }
+  absl::StatusOr<regatta::v1::Experiment> GetExperimentByName(absl::string_view name) override {
+    return inner_->GetExperimentByName(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::Experiment>> ListExperiments(
+      const store::PageRequest& page, bool include_archived) override {
+    return inner_->ListExperiments(page, include_archived);
+  }
+  absl::StatusOr<regatta::v1::PipelineRun> GetPipelineRun(absl::string_view id,
+                                                          bool with_tasks) override {
+    return inner_->GetPipelineRun(id, with_tasks);
+  }
+  absl::StatusOr<store::Page<regatta::v1::PipelineRun>> ListPipelineRuns(
+      const store::PipelineRunFilter& filter) override {
+    return inner_->ListPipelineRuns(filter);
+  }
+  absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ListActivePipelineRuns() override {
+    return inner_->ListActivePipelineRuns();
+  }
+  absl::StatusOr<regatta::v1::PipelineArtifact> GetArtifact(absl::string_view id) override {
+    return inner_->GetArtifact(id);
+  }
+  absl::StatusOr<std::vector<regatta::v1::PipelineArtifact>> ListRunArtifacts(
+      absl::string_view run_id) override {
+    return inner_->ListRunArtifacts(run_id);
+  }
+  absl::StatusOr<store::ArtifactLineage> GetArtifactLineage(
+      absl::string_view artifact_id) override {
+    return inner_->GetArtifactLineage(artifact_id);
+  }
+  absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCacheEntries(
+      const std::vector<std::string>& fingerprints, absl::Time now) override {
+    return inner_->LookupCacheEntries(fingerprints, now);
+  }
+  absl::StatusOr<store::Page<regatta::v1::CacheEntry>> ListCacheEntries(
+      const store::PageRequest& page) override {
+    return inner_->ListCacheEntries(page);
+  }
+  absl::StatusOr<regatta::v1::RecurringRun> GetRecurringRun(absl::string_view id) override {
+    return inner_->GetRecurringRun(id);
+  }
+  absl::StatusOr<store::Page<regatta::v1::RecurringRun>> ListRecurringRuns(
+      const store::PageRequest& page) override {
+    return inner_->ListRecurringRuns(page);
+  }
+
  private:
   store::Store* inner_;
   mutable absl::Mutex mu_;
