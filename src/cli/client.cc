@@ -52,6 +52,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   client->jobs_ = regatta::v1::JobService::NewStub(client->channel_);
   client->events_ = regatta::v1::EventService::NewStub(client->channel_);
   client->reports_ = regatta::v1::SchedulingReportService::NewStub(client->channel_);
+  client->pipelines_ = regatta::v1::PipelineService::NewStub(client->channel_);
+  client->runs_ = regatta::v1::RunService::NewStub(client->channel_);
   return client;
 }
 

@@ -13,8 +13,10 @@
 #include "grpcpp/grpcpp.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "regatta/v1/queue_service.grpc.pb.h"
 #include "regatta/v1/report_service.grpc.pb.h"
+#include "regatta/v1/run_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 
 namespace regatta::cli {
@@ -51,6 +53,8 @@ class Client {
   regatta::v1::JobService::Stub& jobs() { return *jobs_; }
   regatta::v1::EventService::Stub& events() { return *events_; }
   regatta::v1::SchedulingReportService::Stub& reports() { return *reports_; }
+  regatta::v1::PipelineService::Stub& pipelines() { return *pipelines_; }
+  regatta::v1::RunService::Stub& runs() { return *runs_; }
 
  private:
   Client() = default;
@@ -63,6 +67,8 @@ class Client {
   std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
   std::unique_ptr<regatta::v1::EventService::Stub> events_;
   std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
+  std::unique_ptr<regatta::v1::PipelineService::Stub> pipelines_;
+  std::unique_ptr<regatta::v1::RunService::Stub> runs_;
 };
 
 }  // namespace regatta::cli

@@ -112,6 +112,17 @@ executor:
     duration: {distribution: constant, value: 10s, min: 1s, max: 60s, mean: 30s}
     # Seed of the random durations (the same seed draws the same durations).
     seed: 1
+# Pipeline runs (Kubeflow Pipelines IR): each step is a job.
+pipelines:
+  # The queue steps go to when a run names none (made on first use by an admin).
+  defaultQueue: pipelines
+  # Where artifacts are stored: a directory or file:// URI; default: <dataDir>/artifacts.
+  root: ""
+  # How long a cached step result stays usable (0s: until pruned).
+  cacheTtl: 0s
+  # Resources of a step whose component names none.
+  stepCpu: 100m
+  stepMemory: 128Mi
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -151,6 +162,21 @@ absl::Status CheckListen(absl::string_view listen, absl::string_view key) {
       !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(key, ": \"", listen, "\" is not host:port (port 0 picks a free port)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadPipelines(const YAML::Node& root, PipelinesConfig& p) {
+  ASSIGN_OR_RETURN(p.default_queue, Get<std::string>(root, "pipelines.defaultQueue"));
+  ASSIGN_OR_RETURN(p.root, Get<std::string>(root, "pipelines.root"));
+  ASSIGN_OR_RETURN(p.cache_ttl, GetDuration(root, "pipelines.cacheTtl"));
+  ASSIGN_OR_RETURN(p.step_cpu, Get<std::string>(root, "pipelines.stepCpu"));
+  ASSIGN_OR_RETURN(p.step_memory, Get<std::string>(root, "pipelines.stepMemory"));
+  if (p.default_queue.empty()) {
+    return absl::InvalidArgumentError("pipelines.defaultQueue: required");
+  }
+  if (p.cache_ttl < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("pipelines.cacheTtl: must be >= 0");
   }
   return absl::OkStatus();
 }
@@ -368,6 +394,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
                    LoadConfigTree(kDefaultConfigYaml, file, env, flags.overrides, *kOpenMaps));
   ServerConfig c;
   ASSIGN_OR_RETURN(c.data_dir, Get<std::string>(root, "dataDir"));
+  RETURN_IF_ERROR(LoadPipelines(root, c.pipelines));
   ASSIGN_OR_RETURN(c.grpc_listen, Get<std::string>(root, "api.grpcListen"));
   ASSIGN_OR_RETURN(c.http_listen, Get<std::string>(root, "api.httpListen"));
   if (!flags.data_dir.empty()) c.data_dir = flags.data_dir;

@@ -45,6 +45,16 @@ struct ExecutorConfig {
   bool embedded_simulated = false;
 };
 
+// The `pipelines:` section.
+struct PipelinesConfig {
+  std::string default_queue = "pipelines";
+  // Where artifacts go (a path or file:// URI); default: <dataDir>/artifacts.
+  std::string root;
+  absl::Duration cache_ttl = absl::ZeroDuration();
+  std::string step_cpu = "100m";
+  std::string step_memory = "128Mi";
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string grpc_listen;
@@ -65,6 +75,7 @@ struct ServerConfig {
   scheduler::SchedulerOptions scheduler;
   absl::Duration lease_wait = absl::Milliseconds(500);
   ExecutorConfig executor;
+  PipelinesConfig pipelines;
 };
 
 // Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and

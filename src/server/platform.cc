@@ -1,7 +1,9 @@
 #include "src/server/platform.h"
 
+#include <atomic>
 #include <filesystem>
 #include <system_error>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/server.h"
@@ -15,6 +17,7 @@
 #include "src/api/queue_service.h"
 #include "src/api/report_service.h"
 #include "src/api/rest/rest_server.h"
+#include "src/api/run_service.h"
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
@@ -22,8 +25,11 @@
 #include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
 #include "src/ingest/ingester.h"
+#include "src/pipelines/engine/engine.h"
+#include "src/pipelines/schedule/controller.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/server/pipeline_backend.h"
 #include "src/store/sqlite/sqlite_store.h"
 
 namespace regatta::server {
@@ -47,6 +53,12 @@ struct Platform::Impl {
   std::unique_ptr<api::ReportService> report_service;
   std::unique_ptr<api::ExecutorService> executor_service;
   std::unique_ptr<executor::Executor> local_executor;
+  // Pipelines: the engine drives runs; the ingester tells it about step jobs once it is set.
+  std::unique_ptr<PlatformPipelineBackend> pipeline_backend;
+  std::unique_ptr<pipelines::engine::PipelineEngine> pipeline_engine;
+  std::atomic<pipelines::engine::PipelineEngine*> observed_engine{nullptr};
+  std::unique_ptr<api::RunService> run_service;
+  std::unique_ptr<pipelines::schedule::RecurringRunController> recurring_runs;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -142,6 +154,13 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
              config.grpc_listen, "http", config.http_listen);
   }
   auth_config.anonymous_enabled = impl->anonymous;
+  // The users file first: the embedded executor's token is added to what it holds.
+  auth_config.anonymous_groups = config.anonymous_groups;
+  if (!config.users_file.empty()) {
+    ASSIGN_OR_RETURN(auth_config.credentials, auth::LoadUsersFile(config.users_file));
+  } else if (!impl->anonymous) {
+    LOG_WARN("no auth.usersFile and anonymous access is off: every call will be refused");
+  }
   // The embedded executor authenticates with a token that lives only in this process.
   const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
   std::string embedded_token;
@@ -153,12 +172,6 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     token.token_sha256 = auth::HashToken(embedded_token);
     auth_config.credentials.tokens.push_back(std::move(token));
     authorization.permission_user_mapping["execute_jobs"].push_back(kEmbeddedExecutorUser);
-  }
-  auth_config.anonymous_groups = config.anonymous_groups;
-  if (!config.users_file.empty()) {
-    ASSIGN_OR_RETURN(auth_config.credentials, auth::LoadUsersFile(config.users_file));
-  } else if (!impl->anonymous) {
-    LOG_WARN("no auth.usersFile and anonymous access is off: every call will be refused");
   }
   ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
   ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(authorization));
@@ -176,10 +189,28 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   ingest_options.max_mutations_per_batch = 2000;
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
                                                       "query", ingest_options);
+  Impl* raw = impl.get();
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    pipelines::engine::PipelineEngine* engine =
+        raw->observed_engine.load(std::memory_order_acquire);
+    if (engine == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      if (const auto* insert = std::get_if<store::JobInsert>(&m.mutation)) {
+        engine->ObserveJobInserted(insert->job);
+      } else if (const auto* change = std::get_if<store::JobSetState>(&m.mutation)) {
+        if (!store::IsTerminal(change->state)) continue;
+        std::string error = change->error ? change->error->message() : change->reason;
+        if (error.empty() && change->state != regatta::v1::JOB_STATE_SUCCEEDED) {
+          error = std::string(regatta::v1::JobState_Name(change->state));
+        }
+        engine->ObserveJobEnded(change->job_id, change->state == regatta::v1::JOB_STATE_SUCCEEDED,
+                                error);
+      }
+    }
+  });
   RETURN_IF_ERROR(impl->ingester->Start());
 
   // API services.
-  Impl* raw = impl.get();
   impl->api.log = impl->log.get();
   impl->api.store = impl->store.get();
   impl->api.authenticator = impl->authenticator.get();
@@ -202,6 +233,31 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
   RETURN_IF_ERROR(impl->scheduler->Start());
+
+  // Pipelines: the engine resumes the runs the log left active, then serves new ones.
+  std::error_code ec;
+  const std::string data_dir_abs = std::filesystem::absolute(impl->data_dir, ec).string();
+  pipelines::engine::EngineOptions engine_options;
+  engine_options.work_root = data_dir_abs + "/pipelines";
+  engine_options.cache_ttl = config.pipelines.cache_ttl;
+  engine_options.default_cpu = config.pipelines.step_cpu;
+  engine_options.default_memory = config.pipelines.step_memory;
+  impl->pipeline_backend =
+      std::make_unique<PlatformPipelineBackend>(&impl->api, impl->submit_service.get());
+  impl->pipeline_engine = std::make_unique<pipelines::engine::PipelineEngine>(
+      impl->pipeline_backend.get(), clock, ids, engine_options);
+  impl->observed_engine.store(impl->pipeline_engine.get(), std::memory_order_release);
+  RETURN_IF_ERROR(impl->pipeline_engine->Start());
+  api::RunServiceOptions run_options;
+  run_options.default_queue = config.pipelines.default_queue;
+  run_options.default_pipeline_root =
+      config.pipelines.root.empty() ? data_dir_abs + "/artifacts" : config.pipelines.root;
+  impl->run_service =
+      std::make_unique<api::RunService>(&impl->api, impl->pipeline_engine.get(), run_options);
+  impl->recurring_runs = std::make_unique<pipelines::schedule::RecurringRunController>(
+      clock, impl->run_service.get(), impl->run_service.get());
+  impl->run_service->set_controller(impl->recurring_runs.get());
+  impl->recurring_runs->Start();
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
@@ -223,6 +279,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   builder.RegisterService(impl->event_service.get());
   builder.RegisterService(impl->executor_service.get());
   builder.RegisterService(impl->report_service.get());
+  builder.RegisterService(impl->run_service.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(
@@ -272,6 +329,10 @@ const std::string& Platform::data_dir() const { return impl_->data_dir; }
 bool Platform::anonymous_enabled() const { return impl_->anonymous; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
+pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
+  return impl_->pipeline_engine.get();
+}
+api::RunService* Platform::run_service() { return impl_->run_service.get(); }
 executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
 
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
@@ -281,7 +342,11 @@ absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
 void Platform::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
-  // Runs first (their last events still reach the log), then the executor API and scheduler.
+  // No new pipeline steps, then runs (their last events still reach the log), then the
+  // executor API and scheduler.
+  impl_->recurring_runs->Stop();
+  impl_->pipeline_engine->Stop();
+  impl_->observed_engine.store(nullptr, std::memory_order_release);
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
   impl_->executor_service->Shutdown();
   impl_->scheduler->Stop();

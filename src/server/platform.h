@@ -21,6 +21,13 @@ namespace regatta::store {
 class Store;
 }
 
+namespace regatta::pipelines::engine {
+class PipelineEngine;
+}
+namespace regatta::api {
+class RunService;
+}
+
 namespace regatta::server {
 
 // The principal the embedded executor of `regatta up` authenticates as.
@@ -64,6 +71,8 @@ class Platform {
   // The embedded executor (`regatta up`; simulated with --simulated-nodes), or null.
   executor::Executor* local_executor();
   store::Store* store();
+  pipelines::engine::PipelineEngine* pipeline_engine();
+  api::RunService* run_service();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);
 

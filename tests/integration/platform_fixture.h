@@ -59,7 +59,7 @@ class PlatformTest : public ::testing::Test {
     for (const auto& o : extra_overrides_) flags.overrides.push_back(o);
     absl::StatusOr<server::ServerConfig> config = server::LoadServerConfig(flags, {});
     ASSERT_TRUE(config.ok()) << config.status();
-    auto platform = server::Platform::Start(*config, server::Mode::kServer);
+    auto platform = server::Platform::Start(*config, mode_);
     ASSERT_TRUE(platform.ok()) << platform.status();
     platform_ = std::move(*platform);
     channel_ = grpc::CreateChannel(platform_->grpc_address(), grpc::InsecureChannelCredentials());
@@ -117,6 +117,8 @@ class PlatformTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::vector<std::string> extra_overrides_;
+  // kUp also runs the embedded local executor (real processes).
+  server::Mode mode_ = server::Mode::kServer;
   std::unique_ptr<server::Platform> platform_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<regatta::v1::QueueService::Stub> queues_;

@@ -1,0 +1,69 @@
+#include "src/api/pipeline_refs.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "src/common/status_macros.h"
+#include "src/pipelines/ir/parse.h"
+#include "src/pipelines/ir/write.h"
+
+namespace regatta::api {
+
+namespace pb = regatta::v1;
+
+absl::StatusOr<pipelines::ir::PipelineSpec> ParsePipelineText(absl::string_view text,
+                                                              absl::string_view field) {
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+  absl::StatusOr<pipelines::ir::PipelineSpec> spec = pipelines::ir::LoadPipelineSpec(text);
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(), absl::StrCat(field, ": ", spec.status().message()));
+  }
+  return spec;
+}
+
+std::string SpecJson(const pipelines::ir::PipelineSpec& spec) {
+  return pipelines::ir::PipelineSpecToJson(spec).dump();
+}
+
+std::string PlatformSpecJson(const pipelines::ir::PipelineSpec& spec) {
+  return spec.platform_spec ? spec.platform_spec->dump() : "";
+}
+
+absl::StatusOr<pb::Pipeline> ResolvePipeline(store::PipelineViews& views,
+                                             absl::string_view id_or_name,
+                                             absl::string_view field) {
+  if (id_or_name.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+  absl::StatusOr<pb::Pipeline> pipeline = views.GetPipeline(id_or_name);
+  if (absl::IsNotFound(pipeline.status())) pipeline = views.GetPipelineByName(id_or_name);
+  if (absl::IsNotFound(pipeline.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(field, ": pipeline \"", id_or_name, "\" does not exist"));
+  }
+  return pipeline;
+}
+
+absl::StatusOr<pb::PipelineVersion> LatestPipelineVersion(store::PipelineViews& views,
+                                                          const pb::Pipeline& pipeline) {
+  store::PageRequest page;
+  page.limit = 1;
+  ASSIGN_OR_RETURN(store::Page<pb::PipelineVersion> versions,
+                   views.ListPipelineVersions(pipeline.id(), page, /*with_spec=*/true));
+  if (versions.rows.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pipeline \"", pipeline.name(), "\" has no version"));
+  }
+  return versions.rows.front();
+}
+
+absl::StatusOr<pb::Experiment> ResolveExperiment(store::PipelineViews& views,
+                                                 absl::string_view id_or_name,
+                                                 absl::string_view field) {
+  absl::StatusOr<pb::Experiment> experiment = views.GetExperiment(id_or_name);
+  if (absl::IsNotFound(experiment.status())) experiment = views.GetExperimentByName(id_or_name);
+  if (absl::IsNotFound(experiment.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(field, ": experiment \"", id_or_name, "\" does not exist"));
+  }
+  return experiment;
+}
+
+}  // namespace regatta::api

@@ -1,0 +1,95 @@
+#include "src/server/pipeline_backend.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "src/common/status_macros.h"
+
+namespace regatta::server {
+
+namespace pb = regatta::v1;
+using pipelines::engine::JobOutcome;
+
+absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> sequences) {
+  return ctx_->log->Append(std::move(sequences)).status();
+}
+
+auth::Principal PlatformPipelineBackend::OwnerOf(absl::string_view owner,
+                                                 const std::string& job_set) {
+  auth::Principal principal;
+  principal.name = std::string(owner);
+  absl::MutexLock lock(&mu_);
+  auto it = groups_.find(job_set);
+  if (it != groups_.end()) principal.groups = it->second;
+  return principal;
+}
+
+absl::StatusOr<pb::SubmitJobsResponse> PlatformPipelineBackend::Submit(
+    absl::string_view owner, const pb::SubmitJobsRequest& request) {
+  return submit_->Submit(OwnerOf(owner, request.job_set()), request);
+}
+
+absl::Status PlatformPipelineBackend::Cancel(absl::string_view owner,
+                                             const pb::CancelJobsRequest& request) {
+  return submit_->Cancel(OwnerOf(owner, request.job_set()), request).status();
+}
+
+absl::Status PlatformPipelineBackend::CatchUpViews() {
+  return ctx_->wait_for_views(ctx_->log->LastOffset(),
+                              ctx_->clock->Now() + ctx_->view_wait_timeout);
+}
+
+absl::StatusOr<pb::PipelineRun> PlatformPipelineBackend::GetRun(absl::string_view run_id) {
+  RETURN_IF_ERROR(CatchUpViews());
+  ASSIGN_OR_RETURN(pb::PipelineRun run, ctx_->store->GetPipelineRun(run_id, /*with_tasks=*/true));
+  absl::MutexLock lock(&mu_);
+  groups_[pipelines::engine::RunJobSet(run.id())].assign(run.owner_groups().begin(),
+                                                         run.owner_groups().end());
+  return run;
+}
+
+absl::StatusOr<std::vector<pb::PipelineRun>> PlatformPipelineBackend::ActiveRuns() {
+  RETURN_IF_ERROR(CatchUpViews());
+  ASSIGN_OR_RETURN(std::vector<pb::PipelineRun> runs, ctx_->store->ListActivePipelineRuns());
+  absl::MutexLock lock(&mu_);
+  for (const pb::PipelineRun& run : runs) {
+    groups_[pipelines::engine::RunJobSet(run.id())].assign(run.owner_groups().begin(),
+                                                           run.owner_groups().end());
+  }
+  return runs;
+}
+
+absl::StatusOr<absl::flat_hash_map<std::string, pb::CacheEntry>>
+PlatformPipelineBackend::LookupCache(const std::vector<std::string>& fingerprints, absl::Time now) {
+  // Entries the engine published are in the log; the views must hold them before a lookup.
+  RETURN_IF_ERROR(CatchUpViews());
+  return ctx_->store->LookupCacheEntries(fingerprints, now);
+}
+
+absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> PlatformPipelineBackend::EndedJobs(
+    const std::vector<std::string>& job_ids) {
+  RETURN_IF_ERROR(CatchUpViews());
+  ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details,
+                   ctx_->store->GetJobDetails(job_ids, /*expand_spec=*/false));
+  absl::flat_hash_map<std::string, JobOutcome> ended;
+  for (const pb::JobDetails& job : details) {
+    const pb::JobState state = job.summary().state();
+    if (!store::IsTerminal(state)) continue;
+    JobOutcome outcome;
+    outcome.succeeded = state == pb::JOB_STATE_SUCCEEDED;
+    if (!outcome.succeeded) {
+      absl::string_view name = pb::JobState_Name(state);
+      absl::ConsumePrefix(&name, "JOB_STATE_");
+      outcome.error = job.error().message().empty()
+                          ? absl::StrCat("job ", name, job.cancel_reason().empty() ? "" : ": ",
+                                         job.cancel_reason())
+                          : job.error().message();
+    }
+    ended[job.summary().job_id()] = std::move(outcome);
+  }
+  return ended;
+}
+
+}  // namespace regatta::server

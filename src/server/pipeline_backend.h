@@ -1,0 +1,48 @@
+#ifndef REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
+#define REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
+
+#include <string>
+#include <vector>
+
+#include "src/api/api_context.h"
+#include "src/api/submit_service.h"
+#include "src/pipelines/engine/engine.h"
+#include "src/store/store.h"
+
+namespace regatta::server {
+
+// The pipeline engine's view of the platform: the event log, the submit path (steps are
+// submitted as the run's owner, with the groups it had when it created the run) and the views
+// (read once they include the log so far, so the engine never acts on stale rows).
+class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
+ public:
+  PlatformPipelineBackend(const api::ApiContext* ctx, api::SubmitService* submit)
+      : ctx_(ctx), submit_(submit) {}
+
+  absl::Status Publish(std::vector<regatta::v1::EventSequence> sequences) override;
+  absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
+      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request) override;
+  absl::Status Cancel(absl::string_view owner,
+                      const regatta::v1::CancelJobsRequest& request) override;
+  absl::StatusOr<regatta::v1::PipelineRun> GetRun(absl::string_view run_id) override;
+  absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ActiveRuns() override;
+  absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCache(
+      const std::vector<std::string>& fingerprints, absl::Time now) override;
+  absl::StatusOr<absl::flat_hash_map<std::string, pipelines::engine::JobOutcome>> EndedJobs(
+      const std::vector<std::string>& job_ids) override;
+
+ private:
+  absl::Status CatchUpViews();
+  // The owner and groups a run's steps are submitted as.
+  auth::Principal OwnerOf(absl::string_view owner, const std::string& job_set);
+
+  const api::ApiContext* ctx_;
+  api::SubmitService* submit_;
+  absl::Mutex mu_;
+  // Run job set -> groups of its owner (read once per run from the views).
+  absl::flat_hash_map<std::string, std::vector<std::string>> groups_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace regatta::server
+
+#endif  // REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
