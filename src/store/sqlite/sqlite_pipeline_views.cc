@@ -335,7 +335,13 @@ class PipelineApplier {
     RunRow row;
     row.seq = stmt.Int(0);
     row.last_offset = stmt.Int(1);
-    RETURN_IF_ERROR(ParseBlob(stmt.Blob(2), &row.body, "pipeline_runs", "run_id", run_id, "body"));
+    absl::Status parsed =
+        ParseBlob(stmt.Blob(2), &row.body, "pipeline_runs", "run_id", run_id, "body");
+    if (!parsed.ok()) {
+      // A damaged row must not stop the log: the change is reported and left out.
+      Skip(absl::StrCat("run_id=", run_id), parsed.message());
+      return std::nullopt;
+    }
     return row;
   }
 
@@ -486,7 +492,8 @@ class PipelineApplier {
                            ? "INSERT INTO artifacts (artifact_id, run_id, task_path, name, uri, "
                              "create_time_us, body, last_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                              "?7, ?8) ON CONFLICT (artifact_id) DO UPDATE SET name = "
-                             "excluded.name, uri = excluded.uri, body = excluded.body, "
+                             "excluded.name, uri = excluded.uri, create_time_us = "
+                             "excluded.create_time_us, body = excluded.body, "
                              "last_offset = excluded.last_offset WHERE artifacts.run_id = "
                              "excluded.run_id AND artifacts.task_path = excluded.task_path AND "
                              "excluded.last_offset >= artifacts.last_offset"
