@@ -1076,7 +1076,8 @@ absl::StatusOr<ArtifactLineage> SqliteStore::GetArtifactLineage(absl::string_vie
 
 absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>>
 SqliteStore::LookupCacheEntries(const std::vector<std::string>& fingerprints, absl::Time now) {
-  // Bounded IN lists, each a cached statement.
+  // IN lists of at most kChunk keys, padded to a power of two (repeating the last key), so a
+  // few cached statements serve every call.
   constexpr size_t kChunk = 256;
   absl::flat_hash_map<std::string, regatta::v1::CacheEntry> out;
   if (fingerprints.empty()) return out;
@@ -1085,15 +1086,17 @@ SqliteStore::LookupCacheEntries(const std::vector<std::string>& fingerprints, ab
   const int64_t now_us = ToMicros(now);
   for (size_t begin = 0; begin < fingerprints.size(); begin += kChunk) {
     const size_t count = std::min(kChunk, fingerprints.size() - begin);
+    size_t slots = 1;
+    while (slots < count) slots *= 2;
     std::string sql =
         "SELECT fingerprint, body FROM cache_entries WHERE (expire_time_us IS NULL OR "
         "expire_time_us > ?1) AND fingerprint IN (?2";
-    for (size_t i = 1; i < count; ++i) absl::StrAppend(&sql, ", ?", i + 2);
+    for (size_t i = 1; i < slots; ++i) absl::StrAppend(&sql, ", ?", i + 2);
     sql += ")";
     ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
     stmt.Bind(1, now_us);
-    for (size_t i = 0; i < count; ++i) {
-      stmt.BindTextRef(static_cast<int>(i) + 2, fingerprints[begin + i]);
+    for (size_t i = 0; i < slots; ++i) {
+      stmt.BindTextRef(static_cast<int>(i) + 2, fingerprints[begin + std::min(i, count - 1)]);
     }
     while (true) {
       ASSIGN_OR_RETURN(bool row, stmt.Step());
