@@ -17,7 +17,9 @@ out_dir = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 c = int(sys.argv[3]) if len(sys.argv) > 3 else 100
 
-STEP_ARGS = ['echo -n "$0" > "$1"', "{{$.inputs.parameters['x']}}",
+# Appends a dot, so each chain step's input differs from the one before (no step of a cold run
+# can hit another's cache entry).
+STEP_ARGS = ['echo -n "$0." > "$1"', "{{$.inputs.parameters['x']}}",
              "{{$.outputs.parameters['Output'].output_file}}"]
 
 

@@ -55,8 +55,9 @@ grpc::Status RunService::CreateRun(grpc::ServerContext* call, const pb::CreateRu
 
 grpc::Status RunService::GetRun(grpc::ServerContext* call, const pb::GetRunRequest* request,
                                 pb::PipelineRun* response) {
-  return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return Get(request->run_id()); });
+  return Serve(ctx_, call, response, [&](const auth::Principal&) {
+    return Get(request->run_id(), !request->without_tasks());
+  });
 }
 
 grpc::Status RunService::ListRuns(grpc::ServerContext* call, const pb::ListRunsRequest* request,
@@ -325,9 +326,9 @@ absl::StatusOr<pb::PipelineRun> RunService::Create(const auth::Principal& princi
   return Launch(principal, std::move(run));
 }
 
-absl::StatusOr<pb::PipelineRun> RunService::Get(absl::string_view run_id) {
+absl::StatusOr<pb::PipelineRun> RunService::Get(absl::string_view run_id, bool with_tasks) {
   if (run_id.empty()) return absl::InvalidArgumentError("run_id: required");
-  absl::StatusOr<pb::PipelineRun> run = ctx_->store->GetPipelineRun(run_id, /*with_tasks=*/true);
+  absl::StatusOr<pb::PipelineRun> run = ctx_->store->GetPipelineRun(run_id, with_tasks);
   if (absl::IsNotFound(run.status())) return RunNotFound(run_id);
   return run;
 }

@@ -72,7 +72,7 @@ class RunService final : public regatta::v1::RunService::Service,
   // The transport-neutral cores.
   absl::StatusOr<regatta::v1::PipelineRun> Create(const auth::Principal& principal,
                                                   const regatta::v1::CreateRunRequest& request);
-  absl::StatusOr<regatta::v1::PipelineRun> Get(absl::string_view run_id);
+  absl::StatusOr<regatta::v1::PipelineRun> Get(absl::string_view run_id, bool with_tasks = true);
   absl::StatusOr<regatta::v1::ListRunsResponse> List(const regatta::v1::ListRunsRequest& request);
   absl::StatusOr<regatta::v1::PipelineRun> Terminate(const auth::Principal& principal,
                                                      absl::string_view run_id);

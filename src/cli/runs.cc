@@ -1,5 +1,6 @@
 #include "src/cli/runs.h"
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <utility>
@@ -87,9 +88,11 @@ std::string RenderRun(const pb::PipelineRun& run, const RenderContext& ctx) {
   return text;
 }
 
-absl::StatusOr<pb::PipelineRun> FetchRun(Client& client, const std::string& run_id) {
+absl::StatusOr<pb::PipelineRun> FetchRun(Client& client, const std::string& run_id,
+                                         bool with_tasks = true) {
   pb::GetRunRequest request;
   request.set_run_id(run_id);
+  request.set_without_tasks(!with_tasks);
   pb::PipelineRun run;
   auto context = client.UnaryContext();
   RETURN_IF_ERROR(FromGrpcStatus(client.runs().GetRun(context.get(), request, &run)));
@@ -169,7 +172,8 @@ absl::StatusOr<int> RunWatch(const CommandEnv& env, const std::string& run_id,
   pb::PipelineRunState run_state = pb::PIPELINE_RUN_STATE_UNSPECIFIED;
   const bool table = env.output == OutputFormat::kTable;
   while (true) {
-    ASSIGN_OR_RETURN(pb::PipelineRun run, FetchRun(*client, run_id));
+    // Machine-readable output needs only the outcome: poll without the tasks, more often.
+    ASSIGN_OR_RETURN(pb::PipelineRun run, FetchRun(*client, run_id, /*with_tasks=*/table));
     if (table) {
       // One line per change, so the DAG's progress reads top to bottom.
       const std::string stamp = absl::FormatTime("%H:%M:%E3S", absl::Now(), env.render.zone);
@@ -201,7 +205,7 @@ absl::StatusOr<int> RunWatch(const CommandEnv& env, const std::string& run_id,
         Out(env) << "timed out; run " << run_id << " is " << RunStateText(run.state()) << "\n";
       return 2;
     }
-    absl::SleepFor(poll);
+    absl::SleepFor(table ? poll : std::min(poll, absl::Milliseconds(50)));
   }
 }
 

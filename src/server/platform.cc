@@ -197,6 +197,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     for (const store::OffsetMutation& m : batch.mutations) {
       if (const auto* insert = std::get_if<store::JobInsert>(&m.mutation)) {
         engine->ObserveJobInserted(insert->job);
+      } else if (const auto* run = std::get_if<store::RunInsert>(&m.mutation)) {
+        engine->ObserveRunLeased(run->run.run_id(), run->run.job_id());
+      } else if (const auto* run_state = std::get_if<store::RunSetState>(&m.mutation)) {
+        if (run_state->state == regatta::v1::RUN_STATE_SUCCEEDED) {
+          engine->ObserveRunSucceeded(run_state->run_id);
+        }
       } else if (const auto* change = std::get_if<store::JobSetState>(&m.mutation)) {
         if (!store::IsTerminal(change->state)) continue;
         std::string error = change->error ? change->error->message() : change->reason;
@@ -246,8 +252,6 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       std::make_unique<PlatformPipelineBackend>(&impl->api, impl->submit_service.get());
   impl->pipeline_engine = std::make_unique<pipelines::engine::PipelineEngine>(
       impl->pipeline_backend.get(), clock, ids, engine_options);
-  impl->observed_engine.store(impl->pipeline_engine.get(), std::memory_order_release);
-  RETURN_IF_ERROR(impl->pipeline_engine->Start());
   api::RunServiceOptions run_options;
   run_options.default_queue = config.pipelines.default_queue;
   run_options.default_pipeline_root =
@@ -257,6 +261,13 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->recurring_runs = std::make_unique<pipelines::schedule::RecurringRunController>(
       clock, impl->run_service.get(), impl->run_service.get());
   impl->run_service->set_controller(impl->recurring_runs.get());
+  // A recurring run's slot frees when one of its runs ends.
+  pipelines::schedule::RecurringRunController* recurring = impl->recurring_runs.get();
+  impl->pipeline_engine->set_on_run_ended([recurring](const regatta::v1::PipelineRun& run) {
+    if (!run.recurring_run_id().empty()) recurring->Wake();
+  });
+  impl->observed_engine.store(impl->pipeline_engine.get(), std::memory_order_release);
+  RETURN_IF_ERROR(impl->pipeline_engine->Start());
   impl->recurring_runs->Start();
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;

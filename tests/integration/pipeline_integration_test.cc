@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "regatta/v1/run_service.grpc.pb.h"
+#include "src/api/run_service.h"
 #include "tests/integration/platform_fixture.h"
 
 namespace regatta::testing {
@@ -114,9 +116,15 @@ TEST_F(PipelineIntegrationTest, RunsToSucceededWithOutputsAndStepJobs) {
   pb::GetJobDetailsRequest details;
   details.add_job_ids(consumer->job_ids(0));
   details.set_expand_spec(true);
+  // The step is done once its process exited 0 (its run succeeded); the scheduler records the
+  // job's success a moment later.
   pb::GetJobDetailsResponse response;
-  ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details, &response).ok());
-  ASSERT_EQ(response.jobs().size(), 1u);
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details, &response).ok());
+    ASSERT_EQ(response.jobs().size(), 1u);
+    if (response.jobs().begin()->second.summary().state() == pb::JOB_STATE_SUCCEEDED) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   const pb::JobDetails& job = response.jobs().at(consumer->job_ids(0));
   EXPECT_EQ(job.summary().state(), pb::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job.job().labels().at("regatta.io/pipeline-run"), run.id());
@@ -193,6 +201,118 @@ TEST_F(PipelineIntegrationTest, RunContinuesAfterARestartMidRun) {
   // The step that was running when the server stopped ran as one job or was retried by the
   // batch layer; the pipeline did not start it twice.
   EXPECT_EQ(TaskOf(run, "nap")->job_ids_size(), 1);
+}
+
+// Uploads params.yaml as a pipeline through the views' own event (the catalogue API is tested
+// elsewhere) and creates a recurring run of it every hour from `start`.
+class RecurringRunIntegrationTest : public PipelineIntegrationTest {
+ protected:
+  void UploadParamsPipeline() {
+    pb::EventSequence seq;
+    seq.set_user_id("alice");
+    pb::Event* created = seq.add_events();
+    created->mutable_pipeline_created()->mutable_pipeline()->set_id("p1");
+    created->mutable_pipeline_created()->mutable_pipeline()->set_name("params");
+    pb::Event* version = seq.add_events();
+    pb::PipelineVersion& v = *version->mutable_pipeline_version_created()->mutable_version();
+    v.set_id("v1");
+    v.set_pipeline_id("p1");
+    v.set_name("v1");
+    v.set_spec_json(ReadTestPipeline("params.yaml"));
+    std::vector<pb::EventSequence> batch;
+    batch.push_back(std::move(seq));
+    ASSERT_TRUE(platform_->log()->Append(std::move(batch)).ok());
+    SyncViews();
+  }
+
+  absl::StatusOr<pb::RecurringRun> CreateHourly(absl::Time start, int max_concurrency,
+                                                bool no_catchup) {
+    pb::CreateRecurringRunRequest request;
+    pb::RecurringRun& rr = *request.mutable_recurring_run();
+    rr.set_display_name("hourly");
+    rr.set_pipeline_version_id("v1");
+    rr.mutable_periodic()->mutable_interval()->set_seconds(3600);
+    *rr.mutable_start_time() =
+        google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(start));
+    rr.set_max_concurrency(max_concurrency);
+    rr.set_no_catchup(no_catchup);
+    pb::RecurringRun created;
+    grpc::Status status = runs_->CreateRecurringRun(Alice().get(), request, &created);
+    if (!status.ok()) return absl::InternalError(status.error_message());
+    return created;
+  }
+
+  std::vector<pb::PipelineRun> RunsOf(const std::string& recurring_id) {
+    pb::ListRunsRequest request;
+    request.set_recurring_run_id(recurring_id);
+    request.set_ascending(true);
+    pb::ListRunsResponse response;
+    EXPECT_TRUE(runs_->ListRuns(Alice().get(), request, &response).ok());
+    return {response.runs().begin(), response.runs().end()};
+  }
+};
+
+TEST_F(RecurringRunIntegrationTest, CatchUpCreatesEveryMissedRunWithinMaxConcurrency) {
+  UploadParamsPipeline();
+  // Schedules are in whole seconds. Due: +1h, +2h, +3h.
+  const absl::Time start =
+      absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now())) - absl::Minutes(210);
+  absl::StatusOr<pb::RecurringRun> rr = CreateHourly(start, /*max_concurrency=*/2, false);
+  ASSERT_TRUE(rr.ok()) << rr.status();
+  EXPECT_TRUE(rr->enabled());
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  std::vector<pb::PipelineRun> runs;
+  while (absl::Now() < deadline) {
+    runs = RunsOf(rr->id());
+    int active = 0;
+    for (const pb::PipelineRun& run : runs) active += Ended(run.state()) ? 0 : 1;
+    EXPECT_LE(active, 2);
+    if (runs.size() == 3 && active == 0) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(runs.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(runs[i].state(), pb::PIPELINE_RUN_STATE_SUCCEEDED);
+    EXPECT_EQ(api::FromTimestamp(runs[i].scheduled_time()), start + absl::Hours(i + 1));
+  }
+  // Nothing more is due for half an hour.
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(RunsOf(rr->id()).size(), 3u);
+}
+
+TEST_F(RecurringRunIntegrationTest, WithoutCatchUpOnlyTheLatestMissedTimeRuns) {
+  UploadParamsPipeline();
+  const absl::Time start =
+      absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now())) - absl::Minutes(210);
+  absl::StatusOr<pb::RecurringRun> rr = CreateHourly(start, 5, /*no_catchup=*/true);
+  ASSERT_TRUE(rr.ok()) << rr.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::vector<pb::PipelineRun> runs;
+  while (absl::Now() < deadline && runs.empty()) {
+    runs = RunsOf(rr->id());
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  runs = RunsOf(rr->id());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(api::FromTimestamp(runs[0].scheduled_time()), start + absl::Hours(3));
+}
+
+TEST_F(RecurringRunIntegrationTest, TwoControllersCreateAScheduledRunOnce) {
+  UploadParamsPipeline();
+  absl::StatusOr<pb::RecurringRun> rr = CreateHourly(absl::Now() + absl::Hours(5), 1, false);
+  ASSERT_TRUE(rr.ok()) << rr.status();
+  // Both creators race for the same scheduled time: one id, one run.
+  api::RunService* service = platform_->run_service();
+  const absl::Time when = absl::Now();
+  absl::Status a =
+      service->CreateScheduledRun(*rr, "11111111-2222-5333-8444-555555555555", "hourly-x", when);
+  absl::Status b =
+      service->CreateScheduledRun(*rr, "11111111-2222-5333-8444-555555555555", "hourly-x", when);
+  EXPECT_TRUE(a.ok()) << a;
+  EXPECT_TRUE(absl::IsAlreadyExists(b)) << b;
+  EXPECT_EQ(RunsOf(rr->id()).size(), 1u);
+  WaitForEnd("11111111-2222-5333-8444-555555555555");
 }
 
 }  // namespace

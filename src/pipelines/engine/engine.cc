@@ -152,7 +152,31 @@ void PipelineEngine::ObserveJobEnded(absl::string_view job_id, bool succeeded,
                   JobOutcome{succeeded, std::string(error)}};
   tracked_jobs_.erase(it);
   commands_.push_back(std::move(command));
+  // Runs of jobs that ended another way (failed, cancelled) are forgotten here.
+  if (tracked_runs_.size() > 4 * tracked_jobs_.size() + 1024) {
+    for (auto run = tracked_runs_.begin(); run != tracked_runs_.end();) {
+      auto here = run++;
+      if (!tracked_jobs_.contains(here->second)) tracked_runs_.erase(here);
+    }
+  }
   wake_.Signal();
+}
+
+void PipelineEngine::ObserveRunLeased(absl::string_view run_id, absl::string_view job_id) {
+  absl::MutexLock lock(&mu_);
+  if (tracked_jobs_.contains(job_id)) tracked_runs_[run_id] = std::string(job_id);
+}
+
+void PipelineEngine::ObserveRunSucceeded(absl::string_view run_id) {
+  std::string job_id;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = tracked_runs_.find(run_id);
+    if (it == tracked_runs_.end()) return;
+    job_id = std::move(it->second);
+    tracked_runs_.erase(it);
+  }
+  ObserveJobEnded(job_id, /*succeeded=*/true, "");
 }
 
 int PipelineEngine::ActiveRunCount() const {
@@ -191,7 +215,10 @@ void PipelineEngine::Loop() {
       if (driver->Terminal()) ended.push_back(id);
     }
     if (!ended.empty()) {
-      for (const std::string& id : ended) drivers_.erase(id);
+      for (const std::string& id : ended) {
+        if (on_run_ended_) on_run_ended_(drivers_.at(id)->run());
+        drivers_.erase(id);
+      }
       absl::MutexLock lock(&mu_);
       active_runs_ -= static_cast<int>(ended.size());
     }
@@ -219,8 +246,8 @@ void PipelineEngine::Handle(Command& command) {
       break;
     case Command::Kind::kTerminate:
       if (it == drivers_.end()) {
-        status = absl::NotFoundError(
-            absl::StrCat("pipeline run ", command.run_id, " is not active"));
+        status =
+            absl::NotFoundError(absl::StrCat("pipeline run ", command.run_id, " is not active"));
       } else {
         it->second->Terminate(now);
       }
@@ -313,13 +340,11 @@ void PipelineEngine::Process(RunDriver& driver) {
   // A failed publish loses nothing the views need to resume: the steps were submitted with
   // deterministic client ids, so the next start finds them again.
   if (absl::Status published = backend_->Publish(std::move(sequences)); !published.ok()) {
-    LOG_ERROR("cannot publish pipeline progress", "run", run.id(), "error",
-              published.ToString());
+    LOG_ERROR("cannot publish pipeline progress", "run", run.id(), "error", published.ToString());
   }
 }
 
-void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches,
-                            absl::Time now) {
+void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now) {
   const pb::PipelineRun& run = driver.run();
   // Cache hits first: one lookup for the round.
   std::vector<std::string> fingerprints;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Pipeline orchestration, Regatta vs Snakemake, in one run on this machine.
+#
+#   bench/pipelines/pipelines_vs_snakemake.sh [BUILD_DIR]     (default build/default)
+#
+# Env: N=1000 fan-out steps; C=100 chain steps; REPS=3 (median reported);
+#      SIMULATED=1 runs the steps on `regatta up --simulated-nodes 10` (no processes: the
+#      orchestration alone); SKIP_SNAKEMAKE=1 skips the peer; STEP_CPU (default 10m) per step.
+# Regatta: `regatta up`, then `regatta pipeline run FILE --watch` of
+#   fanout.json  a ParallelFor over N items, each step one `sh -c 'echo -n $0 > $1'` process;
+#   chain.json   C steps in a line, each reading the previous step's output;
+# cold (a new `salt` parameter, so no cache entry matches) and cached (the same salt again: every
+# step CACHED, no job). Two figures per run: the wall time of the CLI command (create → watched
+# to the end; includes its 50 ms polling), and the server's own create → finish time of the run.
+# Snakemake 7.21 (../shared/peers/snakemake_bench.sh): N independent `touch` jobs and a C-step
+# chain, cold and warm (up to date), --cores 2.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build/default}
+regatta=$build/cmd/regatta/regatta
+N=${N:-1000}
+C=${C:-100}
+REPS=${REPS:-3}
+STEP_CPU=${STEP_CPU:-10m}
+echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+work=$(mktemp -d -t regatta-pipeline-bench.XXXX)
+up_pid=""
+cleanup() {
+  [[ -n "$up_pid" ]] && kill "$up_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
+python3 "$here/bench/pipelines/make_pipelines.py" "$work/p" "$N" "$C"
+
+start_up() {
+  rm -rf "$work/data"
+  local extra=()
+  [[ "${SIMULATED:-0}" == 1 ]] && extra=(--simulated-nodes 10 --set executor.simulated.duration.value=0s)
+  "$regatta" up --data-dir "$work/data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
+    --set logging.level=warn --set pipelines.stepCpu="$STEP_CPU" --set pipelines.stepMemory=8Mi \
+    "${extra[@]}" > "$work/up.out" 2> "$work/up.err" &
+  up_pid=$!
+  for _ in $(seq 100); do grep -q 'gRPC: ' "$work/up.out" && break; sleep 0.1; done
+  server=$(sed -n 's/.*gRPC: //p' "$work/up.out")
+}
+
+# One `pipeline run --watch`; prints "<wall s> <server s> <cached tasks>".
+run_once() {
+  local file=$1 salt=$2 t0 t1
+  t0=$(date +%s.%N)
+  "$regatta" --server "$server" pipeline run "$file" -p salt="$salt" --watch --timeout 600s \
+    -o json > "$work/run.json"
+  t1=$(date +%s.%N)
+  local id; id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$work/run.json")
+  "$regatta" --server "$server" run get "$id" -o json > "$work/get.json"
+  python3 - "$work/get.json" "$t0" "$t1" <<'PY'
+import json, sys
+from datetime import datetime
+run = json.load(open(sys.argv[1]))
+def ts(s): return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+assert run["state"] == "PIPELINE_RUN_STATE_SUCCEEDED", run.get("state")
+cached = sum(1 for t in run.get("tasks", []) if t.get("state") == "PIPELINE_TASK_STATE_CACHED")
+print(f"{float(sys.argv[3]) - float(sys.argv[2]):.3f} {ts(run['finishTime']) - ts(run['createTime']):.3f} {cached}")
+PY
+}
+
+declare -A wall server_t
+for kind in fanout chain; do
+  for mode in cold cached; do wall[$kind-$mode]=""; server_t[$kind-$mode]=""; done
+done
+for rep in $(seq "$REPS"); do
+  start_up
+  for kind in fanout chain; do
+    read -r w s cached < <(run_once "$work/p/$kind.json" "rep$rep")
+    wall[$kind-cold]+="$w "; server_t[$kind-cold]+="$s "
+    echo "  rep $rep $kind cold:   wall $w s, server $s s (cached tasks: $cached)"
+    read -r w s cached < <(run_once "$work/p/$kind.json" "rep$rep")
+    wall[$kind-cached]+="$w "; server_t[$kind-cached]+="$s "
+    echo "  rep $rep $kind cached: wall $w s, server $s s (cached tasks: $cached)"
+  done
+  kill "$up_pid"; wait "$up_pid" 2>/dev/null || true; up_pid=""
+done
+label=regatta-up; [[ "${SIMULATED:-0}" == 1 ]] && label=regatta-up-simulated
+for key in fanout-cold fanout-cached chain-cold chain-cached; do
+  # shellcheck disable=SC2086
+  w=$(median_of ${wall[$key]}); s=$(median_of ${server_t[$key]})
+  printf 'RESULT %s %-14s wall %7.3f s  server %7.3f s  (median of %d; N=%d C=%d)\n' \
+    "$label" "$key" "$w" "$s" "$REPS" "$N" "$C"
+done
+
+if [[ "${SKIP_SNAKEMAKE:-0}" != 1 ]]; then
+  REPS=1 bash "$here/../shared/peers/snakemake_bench.sh" "$N" "$C" | grep -E 'RESULT|snakemake [0-9]'
+fi
