@@ -492,7 +492,7 @@ class Compiler {
             spec.default_value->is_number()) &&
           TypeOfValue(*spec.default_value) != spec.parameter_type) {
         return Invalid(Child(path, "default"),
-                       absl::StrCat(spec.default_value->dump(), " is not a ", *type_name));
+                       absl::StrCat(spec.default_value->dump(), " is not of type ", *type_name));
       }
       params_[name] = std::move(spec);
     }
@@ -1042,35 +1042,15 @@ class Compiler {
     return upstream;
   }
 
+  // Cycles are found on the authoring names (a group's number would not help the user).
   absl::Status CheckCycles() {
-    enum class Mark { kNone, kOnStack, kDone };
-    std::map<std::string, Mark> marks;
-    std::vector<std::string> stack;
-    std::string cycle;
-    auto visit = [&](auto&& self, const std::string& name) -> bool {
-      Mark& mark = marks[name];
-      if (mark == Mark::kDone) return true;
-      if (mark == Mark::kOnStack) {
-        auto start = std::find(stack.begin(), stack.end(), name);
-        std::vector<std::string> path(start, stack.end());
-        path.push_back(name);
-        cycle = absl::StrJoin(path, " -> ");
-        return false;
-      }
-      mark = Mark::kOnStack;
-      stack.push_back(name);
-      for (const std::string& upstream : Upstream(*FindTask(name))) {
-        if (!self(self, upstream)) return false;
-      }
-      stack.pop_back();
-      marks[name] = Mark::kDone;
-      return true;
-    };
+    ir::DagSpec graph;
     for (const TaskDecl& task : tasks_) {
-      if (!visit(visit, task.name)) {
-        return Invalid("tasks", absl::StrCat("dependency cycle ", cycle));
-      }
+      std::set<std::string> upstream = Upstream(task);
+      graph.tasks[task.name].dependent_tasks.assign(upstream.begin(), upstream.end());
     }
+    absl::StatusOr<std::vector<std::string>> order = ir::TopologicalOrder(graph);
+    if (!order.ok()) return Invalid("tasks", order.status().message());
     return absl::OkStatus();
   }
 
@@ -1288,7 +1268,7 @@ class Compiler {
         }
         producers.insert(ref.name);
       }
-      if (scope == nullptr) return std::string("true");
+      if (scope == nullptr) return absl::StrCat("inputs.parameter_values['", word, "']");
       ASSIGN_OR_RETURN(Channel channel, ChannelOf(task, ref));
       ParameterType type = channel.parameter.parameter_type;
       if (ref.kind == Ref::Kind::kItem && !ref.key.empty()) {

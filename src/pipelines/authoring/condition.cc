@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/cel/condition.h"
 
@@ -67,8 +68,11 @@ absl::StatusOr<std::string> TranslateCondition(
   }
   absl::StatusOr<cel::CompiledCondition> parsed = cel::ParseCondition(out);
   if (!parsed.ok()) {
+    // The column counts in the rewritten text, which the user never wrote.
+    absl::string_view reason = parsed.status().message();
+    if (absl::ConsumePrefix(&reason, "column ")) reason.remove_prefix(reason.find(": ") + 2);
     return absl::InvalidArgumentError(
-        absl::StrCat("not a supported condition (", parsed.status().message(), ") in '", out, "'"));
+        absl::StrCat("not a supported condition: ", reason, " in '", expression, "'"));
   }
   return out;
 }
