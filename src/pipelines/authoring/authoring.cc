@@ -1006,7 +1006,8 @@ class Compiler {
         return Invalid(p, absl::StrCat("no task '", name, "'"));
       }
       if (upstream->name == task.name) return Invalid(p, "a task cannot run after itself");
-      if (!upstream->when.empty()) {
+      // A for_each task's unit is its loop, which ends whatever its iterations' conditions say.
+      if (!upstream->when.empty() && !upstream->loop) {
         return Invalid(p, absl::StrCat("task '", name,
                                        "' has a when condition; tasks cannot "
                                        "wait for a conditional task"));

@@ -22,11 +22,15 @@ using json = nlohmann::json;
 using ir::ParameterType;
 using ir::TaskInputParameter;
 
-std::string ReadTestPipeline(const std::string& name) {
-  std::ifstream in(std::string(REGATTA_PIPELINE_TESTDATA_DIR) + "/" + name);
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::string ReadTestPipeline(const std::string& name) {
+  return ReadFile(std::string(REGATTA_PIPELINE_TESTDATA_DIR) + "/" + name);
 }
 
 ir::PipelineSpec MustCompile(const std::string& yaml) {
@@ -457,6 +461,40 @@ TEST(LoadAnyPipelineFileTest, TellsAuthoringFromIr) {
               HasSubstr("tasks.a.command: missing"));
   EXPECT_THAT(std::string(LoadAnyPipelineFile("root: {}\n").status().message()),
               HasSubstr("root: needs exactly one of dag, executorLabel"));
+}
+
+TEST(CompileAuthoringTest, AfterALoopWaitsForTheWholeLoop) {
+  ir::PipelineSpec spec = MustCompile(R"(
+name: after-loop
+params: {dry: {default: false}}
+tasks:
+  each:
+    for_each: [a, b]
+    when: item != 'b' && !params.dry
+    command: [each, '{{item}}']
+  done:
+    after: each
+    command: [done]
+)");
+  EXPECT_THAT(spec.root.dag->tasks.at("done").dependent_tasks, ElementsAre("for-loop-2"));
+  // The condition inside the loop sees the item and the parameter as its own inputs.
+  const ir::TaskSpec& condition =
+      spec.components.at("comp-for-loop-2").dag->tasks.at("condition-3");
+  EXPECT_EQ(condition.trigger_policy.condition,
+            "inputs.parameter_values['pipelinechannel--loop-item-param-1'] != 'b' && "
+            "!inputs.parameter_values['pipelinechannel--dry']");
+  json values = {{"pipelinechannel--loop-item-param-1", "a"}, {"pipelinechannel--dry", false}};
+  EXPECT_EQ(EvaluateTrigger(condition, values).value(), true);
+  values["pipelinechannel--loop-item-param-1"] = "b";
+  EXPECT_EQ(EvaluateTrigger(condition, values).value(), false);
+}
+
+TEST(CompileAuthoringTest, TheExamplesCompile) {
+  for (const std::string name : {"train_and_eval.yaml"}) {
+    absl::StatusOr<ir::PipelineSpec> spec =
+        CompileAuthoring(ReadFile(std::string(REGATTA_EXAMPLES_DIR) + "/" + name));
+    EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
+  }
 }
 
 }  // namespace
