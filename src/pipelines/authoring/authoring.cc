@@ -309,7 +309,20 @@ struct Ref {
   }
 };
 
+// One level of sub-DAG around a task: the group task in the enclosing DAG and the group's
+// component.
+struct Level {
+  ir::TaskSpec* task = nullptr;
+  ir::ComponentSpec* component = nullptr;
+  std::string name;  // e.g. for-loop-2
+};
+
+// A loop: a task's own (`for_each`) or one shared by several tasks (`loops:` + `loop: NAME`),
+// whose tasks then sit in one for-loop sub-DAG and read each other's outputs per item.
 struct LoopDecl {
+  std::string path;  // "tasks.<task>.for_each" or "loops.<name>"
+  std::string node;  // its name in dependency cycles: the task, or "loops.<name>"
+  std::vector<std::string> members;
   std::optional<json> raw_items;
   std::optional<Ref> items;  // a list parameter or task output
   std::string items_text;    // the reference, read once every task is known
@@ -317,6 +330,12 @@ struct LoopDecl {
   std::string as = "item";
   std::optional<ParameterType> item_type;
   int32_t parallelism = 0;
+
+  // Set while emitting.
+  std::optional<Level> level;
+  int item_id = 0;
+  std::string item_input;
+  bool bound = false;
 };
 
 struct TaskDecl {
@@ -331,7 +350,7 @@ struct TaskDecl {
   std::map<std::string, OutputDecl> outputs;
   std::vector<std::string> after;
   std::string when;
-  std::optional<LoopDecl> loop;
+  LoopDecl* loop = nullptr;  // in Compiler::loops_
   ir::CachingOptions caching;
   std::optional<ir::RetryPolicy> retry;
   ir::ResourceSpec resources;
@@ -339,16 +358,8 @@ struct TaskDecl {
 };
 
 const std::vector<absl::string_view> kTaskKeys = {
-    "image",    "command", "args",      "inputs", "outputs",   "after", "when",
-    "for_each", "cache",   "cache_key", "retry",  "resources", "env"};
-
-// One level of sub-DAG around a task: the group task in the enclosing DAG and the group's
-// component.
-struct Level {
-  ir::TaskSpec* task = nullptr;
-  ir::ComponentSpec* component = nullptr;
-  std::string name;  // e.g. for-loop-2
-};
+    "image",    "command", "args",  "inputs",    "outputs", "after",     "when",
+    "for_each", "loop",    "cache", "cache_key", "retry",   "resources", "env"};
 
 // A value as the enclosing DAGs pass it down: its name in each sub-DAG (pipelinechannel--...),
 // its type, and its source in the scope it starts from (0 = the body DAG, i = inside level i).
@@ -399,13 +410,15 @@ class Compiler {
           absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
     }
     if (!doc.IsMap()) return absl::InvalidArgumentError("expected a map with name and tasks");
-    RETURN_IF_ERROR(CheckKeys(
-        doc, "",
-        {"name", "description", "image", "cache", "params", "tasks", "exit_handler", "outputs"}));
+    RETURN_IF_ERROR(CheckKeys(doc, "",
+                              {"name", "description", "image", "cache", "params", "loops", "tasks",
+                               "exit_handler", "outputs"}));
     RETURN_IF_ERROR(ReadHeader(doc));
     RETURN_IF_ERROR(ReadParams(Get(doc, "params")));
     RETURN_IF_ERROR(ReadTaskNames(doc));
+    RETURN_IF_ERROR(ReadNamedLoops(Get(doc, "loops")));
     for (TaskDecl& task : tasks_) RETURN_IF_ERROR(ReadTask(task));
+    for (auto& [path, loop] : loops_) RETURN_IF_ERROR(ReadLoopItems(loop));
     for (TaskDecl& task : tasks_) RETURN_IF_ERROR(ReadReferences(task));
     RETURN_IF_ERROR(CheckCycles());
     ASSIGN_OR_RETURN(pipeline_outputs_, Entries(Get(doc, "outputs"), "outputs"));
@@ -585,10 +598,21 @@ class Compiler {
       ASSIGN_OR_RETURN(task.when, StringOf(when, Child(path, "when")));
     }
     if (YAML::Node loop = Get(node, "for_each")) {
-      RETURN_IF_ERROR(ReadLoop(task, loop, Child(path, "for_each")));
+      if (Get(node, "loop")) return Invalid(Child(path, "loop"), "either for_each or loop");
+      const std::string loop_path = Child(path, "for_each");
+      ASSIGN_OR_RETURN(task.loop, ReadLoop(loop, loop_path, task.name));
     }
+    if (YAML::Node loop = Get(node, "loop")) {
+      ASSIGN_OR_RETURN(std::string name, StringOf(loop, Child(path, "loop")));
+      auto it = loops_.find(Child("loops", name));
+      if (it == loops_.end()) {
+        return Invalid(Child(path, "loop"), absl::StrCat("no loop '", name, "' in loops"));
+      }
+      task.loop = &it->second;
+    }
+    if (task.loop != nullptr) task.loop->members.push_back(task.name);
     if (task.exit_task) {
-      for (absl::string_view key : {"after", "when", "for_each"}) {
+      for (absl::string_view key : {"after", "when", "for_each", "loop"}) {
         if (Get(node, key)) {
           return Invalid(Child(path, key), "not allowed on the exit handler task");
         }
@@ -616,8 +640,11 @@ class Compiler {
     return absl::OkStatus();
   }
 
-  absl::Status ReadLoop(TaskDecl& task, const YAML::Node& node, const std::string& path) {
+  absl::StatusOr<LoopDecl*> ReadLoop(const YAML::Node& node, const std::string& path,
+                                     const std::string& cycle_node) {
     LoopDecl loop;
+    loop.path = path;
+    loop.node = cycle_node;
     // Not assigned later: assigning a YAML::Node writes through to the node it refers to.
     const YAML::Node items = node.IsMap() ? Get(node, "items") : node;
     if (node.IsMap()) {
@@ -653,11 +680,50 @@ class Compiler {
     } else if (!items.IsScalar()) {
       return Invalid(items_path, "expected a list of items, params.NAME or TASK.OUTPUT");
     }
-    task.loop = std::move(loop);
-    if (task_index_.contains(task.loop->as)) {
+    if (task_index_.contains(loop.as)) {
       return Invalid(Child(path, "as"),
-                     absl::StrCat("'", task.loop->as, "' is a task name; pick another"));
+                     absl::StrCat("'", loop.as, "' is a task name; pick another"));
     }
+    LoopDecl& stored = loops_[path];
+    stored = std::move(loop);
+    return &stored;
+  }
+
+  absl::Status ReadNamedLoops(const YAML::Node& node) {
+    ASSIGN_OR_RETURN(auto entries, Entries(node, "loops"));
+    for (const auto& [name, value] : entries) {
+      const std::string path = Child("loops", name);
+      if (!IsTaskName(name)) {
+        return Invalid(
+            path, "a loop name is lowercase letters, digits and dashes, starting with a letter");
+      }
+      RETURN_IF_ERROR(ReadLoop(value, path, path).status());
+    }
+    return absl::OkStatus();
+  }
+
+  // The items of a loop that come from a parameter or a task output.
+  absl::Status ReadLoopItems(LoopDecl& loop) {
+    if (loop.members.empty()) return Invalid(loop.path, "no task has this loop");
+    if (loop.raw_items) return absl::OkStatus();
+    const std::string& text = loop.items_text;
+    const TaskDecl* producer = FindTask(text.substr(0, text.find('.')));
+    if (producer != nullptr && producer->loop == &loop) {
+      return Invalid(loop.items_path, "a loop cannot iterate over an output of its own tasks");
+    }
+    TaskDecl outside;  // items are read outside the loop
+    ASSIGN_OR_RETURN(Ref items, ParseReference(outside, text, loop.items_path));
+    const bool is_list = (items.kind == Ref::Kind::kParam &&
+                          params_[items.name].parameter_type == ParameterType::kList) ||
+                         (items.kind == Ref::Kind::kTaskOutput && !items.collected &&
+                          !FindTask(items.name)->outputs.at(items.key).artifact &&
+                          FindTask(items.name)->outputs.at(items.key).type == ParameterType::kList);
+    if (!is_list) {
+      return Invalid(
+          loop.items_path,
+          absl::StrCat("'", text, "' is not a list parameter or a list output of a task"));
+    }
+    loop.items = items;
     return absl::OkStatus();
   }
 
@@ -834,7 +900,12 @@ class Compiler {
                                         "' runs only when its condition holds; its outputs "
                                         "cannot be read by other tasks"));
     }
-    if (producer->loop && !ref.collected) {
+    const bool same_loop = producer->loop != nullptr && producer->loop == task.loop;
+    if (same_loop && ref.collected) {
+      return Invalid(path, absl::StrCat("task '", head, "' runs in the same loop; read ", rest,
+                                        " (this item's) without [*]"));
+    }
+    if (producer->loop && !same_loop && !ref.collected) {
       return Invalid(path, absl::StrCat("task '", head, "' runs once per item (for_each); write ",
                                         text, "[*] for the list of its outputs"));
     }
@@ -982,23 +1053,6 @@ class Compiler {
       }
       task.inputs.emplace_back(name, std::move(ref));
     }
-    if (task.loop && !task.loop->raw_items) {
-      const std::string& items_path = task.loop->items_path;
-      const std::string& text = task.loop->items_text;
-      ASSIGN_OR_RETURN(Ref items, ParseReference(task, text, items_path));
-      const bool is_list =
-          (items.kind == Ref::Kind::kParam &&
-           params_[items.name].parameter_type == ParameterType::kList) ||
-          (items.kind == Ref::Kind::kTaskOutput && !items.collected &&
-           !FindTask(items.name)->outputs.at(items.key).artifact &&
-           FindTask(items.name)->outputs.at(items.key).type == ParameterType::kList);
-      if (!is_list) {
-        return Invalid(items_path, absl::StrCat("'", text,
-                                                "' is not a list parameter or a list "
-                                                "output of a task"));
-      }
-      task.loop->items = items;
-    }
     for (const std::string& name : task.after) {
       const std::string p = Child(task.path, "after");
       const TaskDecl* upstream = FindTask(name);
@@ -1006,8 +1060,9 @@ class Compiler {
         return Invalid(p, absl::StrCat("no task '", name, "'"));
       }
       if (upstream->name == task.name) return Invalid(p, "a task cannot run after itself");
-      // A for_each task's unit is its loop, which ends whatever its iterations' conditions say.
-      if (!upstream->when.empty() && !upstream->loop) {
+      // Waiting for a task in another loop waits for the loop, which ends whatever its
+      // iterations' conditions say.
+      if (!upstream->when.empty() && (!upstream->loop || upstream->loop == task.loop)) {
         return Invalid(p, absl::StrCat("task '", name,
                                        "' has a when condition; tasks cannot "
                                        "wait for a conditional task"));
@@ -1030,7 +1085,7 @@ class Compiler {
     return absl::OkStatus();
   }
 
-  // The body-level tasks `task` waits for, by authoring task name.
+  // The tasks `task` waits for, by authoring task name (the items of its loop included).
   std::set<std::string> Upstream(const TaskDecl& task) {
     std::set<std::string> upstream(task.after.begin(), task.after.end());
     for (const auto& [name, ref] : task.inputs) {
@@ -1043,15 +1098,28 @@ class Compiler {
     return upstream;
   }
 
-  // Cycles are found on the authoring names (a group's number would not help the user).
+  // Cycles are found on the authoring names (a group's number would not help the user): among
+  // the tasks and loops of the body, and among the tasks of each shared loop.
   absl::Status CheckCycles() {
-    ir::DagSpec graph;
+    std::map<std::string, ir::DagSpec> graphs;  // "" = the body, else a loop's path
     for (const TaskDecl& task : tasks_) {
-      std::set<std::string> upstream = Upstream(task);
-      graph.tasks[task.name].dependent_tasks.assign(upstream.begin(), upstream.end());
+      const std::string node = task.loop ? task.loop->node : task.name;
+      graphs[""].tasks[node];
+      if (task.loop) graphs[task.loop->path].tasks[task.name];
+      for (const std::string& name : Upstream(task)) {
+        const TaskDecl& upstream = *FindTask(name);
+        if (task.loop && upstream.loop == task.loop) {
+          graphs[task.loop->path].tasks[task.name].dependent_tasks.push_back(name);
+        } else {
+          graphs[""].tasks[node].dependent_tasks.push_back(upstream.loop ? upstream.loop->node
+                                                                         : name);
+        }
+      }
     }
-    absl::StatusOr<std::vector<std::string>> order = ir::TopologicalOrder(graph);
-    if (!order.ok()) return Invalid("tasks", order.status().message());
+    for (const auto& [loop, graph] : graphs) {
+      absl::StatusOr<std::vector<std::string>> order = ir::TopologicalOrder(graph);
+      if (!order.ok()) return Invalid(loop.empty() ? "tasks" : loop, order.status().message());
+    }
     return absl::OkStatus();
   }
 
@@ -1112,15 +1180,19 @@ class Compiler {
       ir::DagSpec* dag = task.exit_task ? &*spec_.root.dag : &*body_->dag;
       std::vector<Level>& levels = levels_[task.name];
       if (task.loop) {
-        if (task.loop->raw_items) item_ids_[task.name] = NextId();
-        Level level;
-        level.name = absl::StrCat("for-loop-", NextId());
-        level.component = &AddComponent(level.name);
-        level.component->dag.emplace();
-        level.task = &AddTask(*dag, level.name, level.name);
-        level.task->parallelism_limit = task.loop->parallelism;
-        dag = &*level.component->dag;
-        levels.push_back(level);
+        LoopDecl& loop = *task.loop;
+        if (!loop.level) {  // its first task: the loop is numbered where it first appears
+          if (loop.raw_items) loop.item_id = NextId();
+          Level level;
+          level.name = absl::StrCat("for-loop-", NextId());
+          level.component = &AddComponent(level.name);
+          level.component->dag.emplace();
+          level.task = &AddTask(*dag, level.name, level.name);
+          level.task->parallelism_limit = loop.parallelism;
+          loop.level = level;
+        }
+        dag = &*loop.level->component->dag;
+        levels.push_back(*loop.level);
       }
       if (!task.when.empty()) {
         Level level;
@@ -1167,7 +1239,7 @@ class Compiler {
     std::string key = ref.key;
     if (ref.collected) {
       // The loop's sub-DAG exports the list of its iterations' outputs, as dsl.Collected does.
-      const Level& loop = levels_[ref.name].front();
+      const Level& loop = *producer.loop->level;
       producer_task = loop.name;
       key = absl::StrCat(kChannelPrefix, ref.name, "-", ref.key);
       if (output.artifact) {
@@ -1218,9 +1290,16 @@ class Compiler {
   }
 
   absl::StatusOr<Channel> ChannelOf(TaskDecl& task, const Ref& ref) {
+    const TaskDecl* producer = ref.kind == Ref::Kind::kTaskOutput ? FindTask(ref.name) : nullptr;
+    if (producer != nullptr && producer->loop != nullptr && producer->loop == task.loop) {
+      // A task of the same loop: this iteration's output, from inside the loop's sub-DAG.
+      ASSIGN_OR_RETURN(Channel channel, BodyChannel(ref));
+      channel.origin = 1;
+      return channel;
+    }
     if (ref.kind != Ref::Kind::kItem) return BodyChannel(ref);
     Channel channel;
-    channel.name = item_inputs_[task.name];
+    channel.name = task.loop->item_input;
     channel.parameter = ParameterSpecOf(ItemType(task, ""));
     channel.parameter_source = ComponentInputParameter(channel.name);
     channel.origin = 1;  // the loop is always the outermost level
@@ -1310,21 +1389,21 @@ class Compiler {
     ir::ComponentSpec& component = spec_.components[spec_task.component_ref];
     ir::TaskSpec& unit = levels.empty() ? spec_task : *levels.front().task;
 
-    if (task.loop) {
+    if (task.loop && !task.loop->bound) {
+      task.loop->bound = true;
       ir::TaskSpec& loop_task = *levels.front().task;
       ir::ComponentSpec& loop_component = *levels.front().component;
       ir::ParameterIterator iterator;
       if (task.loop->raw_items) {
         iterator.items_raw = PythonJson(*task.loop->raw_items);
-        iterator.item_input =
-            absl::StrCat(kChannelPrefix, "loop-item-param-", item_ids_[task.name]);
+        iterator.item_input = absl::StrCat(kChannelPrefix, "loop-item-param-", task.loop->item_id);
       } else {
         ASSIGN_OR_RETURN(Channel items, BodyChannel(*task.loop->items));
         Thread(task, items, 1);
         iterator.items_input_parameter = items.name;
         iterator.item_input = absl::StrCat(items.name, "-loop-item");
       }
-      item_inputs_[task.name] = iterator.item_input;
+      task.loop->item_input = iterator.item_input;
       loop_component.input_definitions.parameters[iterator.item_input] =
           ParameterSpecOf(ItemType(task, ""));
       loop_task.parameter_iterator = iterator;
@@ -1375,14 +1454,28 @@ class Compiler {
       }
     }
 
-    std::set<std::string> dependencies;
-    for (const std::string& upstream : Upstream(task)) dependencies.insert(UnitOf(upstream));
+    // A task of the same loop is waited for inside the loop's sub-DAG (by the task, or its
+    // condition); any other by the task's unit in the body (its loop, its condition or itself),
+    // which a shared loop gathers from all its tasks.
+    ir::TaskSpec& in_loop = task.loop && levels.size() == 2 ? *levels[1].task : spec_task;
+    for (const std::string& upstream : Upstream(task)) {
+      if (task.loop && FindTask(upstream)->loop == task.loop) {
+        AddDependency(in_loop, upstream);
+      } else {
+        AddDependency(unit, UnitOf(upstream));
+      }
+    }
     if (task.exit_task) {
-      dependencies.insert(exit_group_);
+      AddDependency(spec_task, exit_group_);
       spec_task.trigger_policy.strategy = ir::TriggerStrategy::kAllUpstreamTasksCompleted;
     }
-    unit.dependent_tasks.assign(dependencies.begin(), dependencies.end());
     return absl::OkStatus();
+  }
+
+  static void AddDependency(ir::TaskSpec& task, const std::string& upstream) {
+    auto at = std::lower_bound(task.dependent_tasks.begin(), task.dependent_tasks.end(), upstream);
+    if (at == task.dependent_tasks.end() || *at != upstream)
+      task.dependent_tasks.insert(at, upstream);
   }
 
   // `outputs: {NAME: TASK.OUTPUT}`: the pipeline's outputs (root outputDefinitions).
@@ -1430,8 +1523,7 @@ class Compiler {
   std::string exit_group_;
   std::map<std::string, std::vector<Level>> levels_;
   std::map<std::string, ir::TaskSpec*> tasks_by_name_;
-  std::map<std::string, int> item_ids_;
-  std::map<std::string, std::string> item_inputs_;
+  std::map<std::string, LoopDecl> loops_;  // by path; nodes stay put for TaskDecl::loop
 };
 
 absl::StatusOr<YAML::Node> FirstDocument(absl::string_view text) {

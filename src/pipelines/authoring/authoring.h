@@ -18,6 +18,7 @@
 // Every task becomes a component "comp-<task>" with executor "exec-<task>"; `when` wraps it in a
 // "condition-N" sub-DAG, `for_each` in a "for-loop-N" sub-DAG (loop outside, condition inside),
 // and an `exit_handler` task runs after an "exit-handler-1" sub-DAG that holds all the others.
+// Tasks naming the same entry of `loops:` share one for-loop sub-DAG (a chain per item).
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

@@ -489,6 +489,64 @@ tasks:
   EXPECT_EQ(EvaluateTrigger(condition, values).value(), false);
 }
 
+TEST(CompileAuthoringTest, TasksOfASharedLoopRunPerItemInOneSubDag) {
+  ir::PipelineSpec spec = MustCompile(R"(
+name: shards
+params: {shards: {default: [a, b]}, min: {default: 1}}
+loops:
+  per-shard: {items: params.shards, as: shard, parallelism: 2}
+tasks:
+  prep:
+    command: [prep]
+  fetch:
+    loop: per-shard
+    after: [prep]
+    command: [fetch, '{{shard}}', '{{outputs.file}}', '{{outputs.size}}']
+    outputs: {file: dataset, size: int}
+  parse:
+    loop: per-shard
+    inputs: {file: fetch.file}
+    command: [parse, '{{inputs.file}}', '{{outputs.rows}}']
+    outputs: {rows: int}
+  check:
+    loop: per-shard
+    when: fetch.size > params.min
+    command: [check]
+  merge:
+    inputs: {rows: 'parse.rows[*]'}
+    command: [merge, '{{inputs.rows}}']
+)");
+  const ir::DagSpec& root = *spec.root.dag;
+  ASSERT_EQ(root.tasks.size(), 3u);  // prep, the loop, merge
+  const ir::TaskSpec& loop = root.tasks.at("for-loop-1");
+  EXPECT_THAT(loop.dependent_tasks, ElementsAre("prep"));
+  EXPECT_EQ(loop.parallelism_limit, 2);
+  EXPECT_EQ(loop.parameter_iterator->item_input, "pipelinechannel--shards-loop-item");
+  EXPECT_THAT(root.tasks.at("merge").dependent_tasks, ElementsAre("for-loop-1"));
+  EXPECT_EQ(root.tasks.at("merge").input_parameters.at("rows").output_parameter_key,
+            "pipelinechannel--parse-rows");
+
+  const ir::DagSpec& body = *spec.components.at("comp-for-loop-1").dag;
+  ASSERT_EQ(body.tasks.size(), 3u);  // fetch, parse, condition-2
+  EXPECT_TRUE(body.tasks.at("fetch").dependent_tasks.empty());
+  const ir::TaskSpec& parse = body.tasks.at("parse");
+  EXPECT_THAT(parse.dependent_tasks, ElementsAre("fetch"));
+  EXPECT_EQ(parse.input_artifacts.at("file").producer_task, "fetch");
+  EXPECT_EQ(parse.input_artifacts.at("file").output_artifact_key, "file");
+  const ir::TaskSpec& condition = body.tasks.at("condition-2");
+  EXPECT_THAT(condition.dependent_tasks, ElementsAre("fetch"));
+  EXPECT_EQ(condition.input_parameters.at("pipelinechannel--fetch-size").producer_task, "fetch");
+  EXPECT_EQ(condition.input_parameters.at("pipelinechannel--min").component_input_parameter,
+            "pipelinechannel--min");
+  EXPECT_EQ(condition.trigger_policy.condition,
+            "int(inputs.parameter_values['pipelinechannel--fetch-size']) > "
+            "int(inputs.parameter_values['pipelinechannel--min'])");
+  EXPECT_TRUE(spec.components.at("comp-condition-2").dag->tasks.contains("check"));
+  EXPECT_EQ(
+      body.output_parameters.at("pipelinechannel--parse-rows").selectors.at(0).producer_subtask,
+      "parse");
+}
+
 TEST(CompileAuthoringTest, TheExamplesCompile) {
   for (const std::string name : {"train_and_eval.yaml"}) {
     absl::StatusOr<ir::PipelineSpec> spec =

@@ -144,6 +144,31 @@ const ErrorCase kCases[] = {
      "tasks.b.for_each.as: 'a' is a task name"},
     {"LoopItemType", WithB("    for_each: {items: [1], type: tensor}\n"),
      "tasks.b.for_each.type: unknown type 'tensor'"},
+    {"NoSuchLoop", WithB("    loop: nope\n"), "tasks.b.loop: no loop 'nope' in loops"},
+    {"ForEachAndLoop",
+     "name: p\nloops: {l: [1]}\ntasks: {a: {command: [a], for_each: [1], loop: l}}\n",
+     "tasks.a.loop: either for_each or loop"},
+    {"UnusedLoop", "name: p\nloops: {l: [1]}\ntasks: {a: {command: [a]}}\n",
+     "loops.l: no task has this loop"},
+    {"LoopName", "name: p\nloops: {L: [1]}\ntasks: {a: {command: [a], loop: L}}\n",
+     "loops.L: a loop name is lowercase"},
+    {"CollectedInTheSameLoop",
+     "name: p\nloops: {l: [1]}\ntasks:\n  a: {command: [a], loop: l, outputs: {n: int}}\n"
+     "  b: {command: [b], loop: l, inputs: {x: 'a.n[*]'}}\n",
+     "tasks.b.inputs.x: task 'a' runs in the same loop; read a.n (this item's) without [*]"},
+    {"LoopOverItsOwnOutput",
+     "name: p\nloops: {l: {items: a.xs}}\ntasks:\n  a: {command: [a], loop: l, outputs: {xs: "
+     "list}}\n",
+     "loops.l.items: a loop cannot iterate over an output of its own tasks"},
+    {"CycleInALoop",
+     "name: p\nloops: {l: [1]}\ntasks:\n  a: {command: [a], loop: l, after: b}\n"
+     "  b: {command: [b], loop: l, after: a}\n",
+     "loops.l: dependency cycle a -> b -> a"},
+    {"CycleThroughALoop",
+     "name: p\nloops: {l: [1]}\ntasks:\n  a: {command: [a], loop: l, after: x}\n"
+     "  b: {command: [b], loop: l, outputs: {n: int}}\n"
+     "  x: {command: [x], inputs: {ns: 'b.n[*]'}}\n",
+     "tasks: dependency cycle loops.l -> x -> loops.l"},
     {"RetryMaxBackoff", WithB("    retry: {max: 1, max_backoff: 2h}\n"),
      "tasks.b.retry.max_backoff: must be between 0 and 1h"},
     {"RetryBackoff", WithB("    retry: {max: 1, backoff: soon}\n"),
