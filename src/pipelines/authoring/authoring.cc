@@ -371,7 +371,6 @@ struct Channel {
   ir::TaskInputParameter parameter_source;
   ir::TaskInputArtifact artifact_source;
   int origin = 0;
-  std::string producer;  // the body-level task the value comes from, if any
 };
 
 // The source of a task input, resolved in some scope.
@@ -825,7 +824,7 @@ class Compiler {
     return ParseReference(task, ref.constant.get<std::string>(), path);
   }
 
-  static std::string task_loop_as(const TaskDecl& task) {
+  static std::string LoopItemName(const TaskDecl& task) {
     return task.loop ? task.loop->as : std::string();
   }
 
@@ -854,7 +853,7 @@ class Compiler {
       ref.kind = Ref::Kind::kStatus;
       return ref;
     }
-    const std::string as = task_loop_as(task);
+    const std::string as = LoopItemName(task);
     if (!as.empty() && (text == as || absl::StartsWith(text, absl::StrCat(as, ".")))) {
       ref.kind = Ref::Kind::kItem;
       if (text != as) ref.key = text.substr(as.size() + 1);
@@ -1147,11 +1146,9 @@ class Compiler {
     spec_.root.input_definitions.parameters = params_;
     spec_.root.dag.emplace();
     body_ = &spec_.root;
-    const TaskDecl* exit_task = nullptr;
-    for (const TaskDecl& task : tasks_) {
-      if (task.exit_task) exit_task = &task;
-    }
-    if (exit_task != nullptr) {
+    const bool has_exit_task = std::any_of(tasks_.begin(), tasks_.end(),
+                                           [](const TaskDecl& task) { return task.exit_task; });
+    if (has_exit_task) {
       exit_group_ = absl::StrCat("exit-handler-", NextId());
       ir::ComponentSpec& group = AddComponent(exit_group_);
       group.dag.emplace();
@@ -1252,7 +1249,6 @@ class Compiler {
       }
     }
     channel.name = absl::StrCat(kChannelPrefix, producer_task, "-", key);
-    channel.producer = producer_task;
     channel.artifact = output.artifact;
     if (output.artifact) {
       channel.artifact_spec = ArtifactSpecOf(output.schema_title, ref.collected);

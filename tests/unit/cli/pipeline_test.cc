@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "src/cli/app.h"
 #include "src/pipelines/ir/parse.h"
 
 namespace regatta::cli {
@@ -145,6 +146,28 @@ TEST_F(PipelineValidateTest, CompileErrorsNameTheFileAndTheAuthoringPath) {
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_EQ(status.message(), path + ": tasks.shout.inputs.line: task 'greet' has no output 'lin'");
   EXPECT_TRUE(out_.str().empty());
+}
+
+TEST(PipelineCompileCliTest, ReadsStandardInputAndTakesTheFormatAndOutFileFlags) {
+  std::istringstream in(kAuthoring);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli({"pipeline", "compile", "-", "-o", "json"}, in, out, err), 0) << err.str();
+  EXPECT_EQ(nlohmann::json::parse(out.str())["pipelineInfo"]["name"], "hello");
+
+  const std::string target = ::testing::TempDir() + "/stdin.ir.yaml";
+  std::istringstream again(kAuthoring);
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunCli({"pipeline", "compile", "-", "--out-file", target}, again, out2, err2), 0)
+      << err2.str();
+  EXPECT_TRUE(pipelines::ir::LoadPipelineSpec(ReadFile(target)).ok());
+
+  // A document error fails the command (1) and names the path; a missing FILE is a usage error.
+  std::istringstream broken("name: p\ntasks: {a: {command: [a], after: zz}}\n");
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunCli({"pipeline", "compile", "-"}, broken, out3, err3), 1);
+  EXPECT_THAT(err3.str(), HasSubstr("-: tasks.a.after: no task 'zz'"));
+  std::ostringstream out4, err4;
+  EXPECT_EQ(RunCli({"pipeline", "compile"}, in, out4, err4), 2);
 }
 
 }  // namespace
