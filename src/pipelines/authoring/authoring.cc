@@ -937,6 +937,9 @@ class Compiler {
         name = absl::StrCat(ref.name, "_", ref.key);
         std::replace(name.begin(), name.end(), '-', '_');
         break;
+      case Ref::Kind::kStatus:
+        name = "status";
+        break;
       default:
         return Invalid(path, absl::StrCat("'{{", text,
                                           "}}' is not a placeholder (expected "
@@ -978,7 +981,7 @@ class Compiler {
       out.append(text, pos, open - pos);
       pos = close + 2;
       std::string inner(absl::StripAsciiWhitespace(text.substr(open + 2, close - open - 2)));
-      if (absl::StartsWith(inner, "$")) {  // already a kfp placeholder
+      if (inner == "$" || absl::StartsWith(inner, "$.")) {  // already a kfp placeholder
         out.append(text, open, close + 2 - open);
         continue;
       }

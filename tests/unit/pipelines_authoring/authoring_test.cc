@@ -396,7 +396,7 @@ tasks:
 exit_handler:
   notify:
     inputs: {status: $status, n: params.n}
-    command: [notify, '{{inputs.status}}']
+    command: [notify, '{{inputs.status}}', '{{$status}}', '{{$}}', '{{$.pipeline_job_name}}']
 )");
   ASSERT_EQ(spec.root.dag->tasks.size(), 2u);
   const ir::TaskSpec& group = spec.root.dag->tasks.at("exit-handler-1");
@@ -415,6 +415,10 @@ exit_handler:
   EXPECT_EQ(notify.input_parameters.at("status").kind, TaskInputParameter::Kind::kTaskFinalStatus);
   EXPECT_EQ(notify.input_parameters.at("status").producer_task, "exit-handler-1");
   EXPECT_EQ(notify.input_parameters.at("n").component_input_parameter, "n");
+  // {{$status}} reuses the input that reads it; kfp's own placeholders pass through.
+  EXPECT_THAT(spec.executors.at("exec-notify").container.command,
+              ElementsAre("notify", "{{$.inputs.parameters['status']}}",
+                          "{{$.inputs.parameters['status']}}", "{{$}}", "{{$.pipeline_job_name}}"));
   const auto& status = spec.components.at("comp-notify").input_definitions.parameters.at("status");
   EXPECT_EQ(status.parameter_type, ParameterType::kTaskFinalStatus);
   EXPECT_TRUE(status.is_optional);

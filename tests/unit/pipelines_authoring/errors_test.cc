@@ -105,6 +105,8 @@ const ErrorCase kCases[] = {
     {"PlaceholderNeedsATakenInputName",
      WithB("    inputs: {rows: 3}\n    args: ['{{params.rows}}']\n"),
      "tasks.b.args[0]: '{{params.rows}}' needs an input named 'rows' but inputs.rows is something"},
+    {"StatusPlaceholderOutsideTheExitHandler", WithB("    args: ['{{$status}}']\n"),
+     "tasks.b.args[0]: $status (the pipeline's final status) is only for the exit_handler"},
     {"StatusOutsideTheExitHandler", WithB("    inputs: {s: $status}\n"),
      "tasks.b.inputs.s: $status (the pipeline's final status) is only for the exit_handler"},
     {"ExitHandlerReadsATaskOutput",
