@@ -32,8 +32,8 @@ namespace regatta::pipelines::authoring {
 absl::StatusOr<ir::PipelineSpec> CompileAuthoring(absl::string_view yaml_text);
 
 // Whether `text` is an authoring document rather than a compiled IR: its (first) document is a
-// map with `tasks` and without the IR's `root`, `schemaVersion`, `pipelineInfo` or
-// `deploymentSpec`. False for text that is not YAML.
+// map without any of the IR's top-level keys (root, schemaVersion, sdkVersion, pipelineInfo,
+// deploymentSpec, components). False for text that is not a YAML (or JSON) map.
 bool IsAuthoringDocument(absl::string_view text);
 
 // A pipeline file of either kind, checked: CompileAuthoring for an authoring document, else

@@ -453,6 +453,11 @@ TEST(LoadAnyPipelineFileTest, TellsAuthoringFromIr) {
   EXPECT_FALSE(IsAuthoringDocument(ReadTestPipeline("producer_consumer.yaml")));
   EXPECT_FALSE(IsAuthoringDocument("{not yaml"));
   EXPECT_FALSE(IsAuthoringDocument("- a\n- b\n"));
+  EXPECT_FALSE(IsAuthoringDocument("{\"pipelineInfo\": {\"name\": \"p\"}}"));
+  // Without the IR's keys it is authoring, so a misspelt key is named as such.
+  EXPECT_TRUE(IsAuthoringDocument("name: p\ntask: {}\n"));
+  EXPECT_THAT(std::string(LoadAnyPipelineFile("name: p\ntask: {}\n").status().message()),
+              HasSubstr("task: unknown key"));
 
   absl::StatusOr<ir::PipelineSpec> compiled = LoadAnyPipelineFile(authoring);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
