@@ -84,6 +84,13 @@ struct LoopDecl {
   bool bound = false;
 };
 
+// `import:` an existing artifact (kfp's dsl.importer) instead of running a container.
+struct ImportDecl {
+  std::string schema_title;
+  nlohmann::json metadata = nlohmann::json::object();
+  bool reimport = false;
+};
+
 struct TaskDecl {
   std::string name;
   std::string path;  // "tasks.<name>" or "exit_handler.<name>"
@@ -96,7 +103,8 @@ struct TaskDecl {
   std::map<std::string, OutputDecl> outputs;
   std::vector<std::string> after;
   std::string when;
-  LoopDecl* loop = nullptr;  // in Compiler::loops_
+  LoopDecl* loop = nullptr;          // in Compiler::loops_
+  std::optional<ImportDecl> import;  // its uri is the input `uri`
   ir::CachingOptions caching;
   std::optional<ir::RetryPolicy> retry;
   ir::ResourceSpec resources;
@@ -104,8 +112,8 @@ struct TaskDecl {
 };
 
 const std::vector<absl::string_view> kTaskKeys = {
-    "image",    "command", "args",  "inputs",    "outputs", "after",     "when",
-    "for_each", "loop",    "cache", "cache_key", "retry",   "resources", "env"};
+    "image", "command", "args",      "inputs", "outputs",   "after", "when",  "for_each",
+    "loop",  "cache",   "cache_key", "retry",  "resources", "env",   "import"};
 
 // A value as the enclosing DAGs pass it down: its name in each sub-DAG (pipelinechannel--...),
 // its type, and its source in the scope it starts from (0 = the body DAG, i = inside level i).
@@ -303,10 +311,24 @@ class Compiler {
       ASSIGN_OR_RETURN(task.image, StringOf(image, Child(path, "image")));
       if (task.image.empty()) return Invalid(Child(path, "image"), "must not be empty");
     }
+    if (YAML::Node import = Get(node, "import")) {
+      RETURN_IF_ERROR(ReadImport(task, import, Child(path, "import")));
+    }
     const YAML::Node command = Get(node, "command");
-    if (!command) return Invalid(Child(path, "command"), "missing");
-    ASSIGN_OR_RETURN(task.command, StringsOf(command, Child(path, "command")));
-    if (task.command.empty()) return Invalid(Child(path, "command"), "must not be empty");
+    if (task.import) {
+      // No container: only the keys that place and cache the task apply.
+      for (absl::string_view key :
+           {"image", "command", "args", "inputs", "outputs", "retry", "resources", "env"}) {
+        if (Get(node, key)) {
+          return Invalid(Child(path, key), "an import task runs no container (import only)");
+        }
+      }
+    } else if (!command) {
+      return Invalid(Child(path, "command"), "missing");
+    } else {
+      ASSIGN_OR_RETURN(task.command, StringsOf(command, Child(path, "command")));
+      if (task.command.empty()) return Invalid(Child(path, "command"), "must not be empty");
+    }
     if (YAML::Node args = Get(node, "args")) {
       ASSIGN_OR_RETURN(task.args, StringsOf(args, Child(path, "args")));
     }
@@ -382,6 +404,36 @@ class Compiler {
       if (!value.IsScalar()) return Invalid(Child(Child(path, "env"), name), "expected a string");
       task.env.push_back({name, value.Scalar()});
     }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadImport(TaskDecl& task, const YAML::Node& node, const std::string& path) {
+    RETURN_IF_ERROR(CheckKeys(node, path, {"uri", "type", "metadata", "reimport"}));
+    if (!Get(node, "uri")) return Invalid(Child(path, "uri"), "missing (the artifact's URI)");
+    ImportDecl import;
+    import.schema_title = "system.Artifact";
+    if (YAML::Node type = Get(node, "type")) {
+      ASSIGN_OR_RETURN(std::string name, StringOf(type, Child(path, "type")));
+      std::optional<std::string> schema = ArtifactSchemaNamed(name);
+      if (!schema) {
+        return Invalid(Child(path, "type"),
+                       absl::StrCat("unknown artifact type '", name, "' (expected one of ",
+                                    kArtifactTypeNames, ")"));
+      }
+      import.schema_title = *schema;
+    }
+    if (YAML::Node metadata = Get(node, "metadata")) {
+      ASSIGN_OR_RETURN(import.metadata, ValueOf(metadata, Child(path, "metadata")));
+      if (!import.metadata.is_object()) return Invalid(Child(path, "metadata"), "expected a map");
+    }
+    if (YAML::Node reimport = Get(node, "reimport")) {
+      ASSIGN_OR_RETURN(import.reimport, BoolOf(reimport, Child(path, "reimport")));
+    }
+    OutputDecl output;
+    output.artifact = true;
+    output.schema_title = import.schema_title;
+    task.outputs["artifact"] = output;  // the name the SDK gives an importer's output
+    task.import = std::move(import);
     return absl::OkStatus();
   }
 
@@ -788,6 +840,22 @@ class Compiler {
   }
 
   absl::Status ReadReferences(TaskDecl& task) {
+    if (task.import) {
+      const std::string path = Child(Child(task.path, "import"), "uri");
+      ASSIGN_OR_RETURN(Ref uri, ReadRef(task, Get(Get(task.node, "import"), "uri"), path));
+      bool is_string = true;  // a loop item is read as a string unless typed otherwise
+      if (uri.kind == Ref::Kind::kConstant) is_string = uri.constant.is_string();
+      if (uri.kind == Ref::Kind::kParam) {
+        is_string = params_[uri.name].parameter_type == ParameterType::kString;
+      }
+      if (uri.kind == Ref::Kind::kTaskOutput) {
+        const OutputDecl& output = FindTask(uri.name)->outputs.at(uri.key);
+        is_string = !uri.collected && !output.artifact && output.type == ParameterType::kString;
+      }
+      if (uri.kind == Ref::Kind::kStatus) is_string = false;
+      if (!is_string) return Invalid(path, "expected a URI string or a reference to one");
+      task.inputs.emplace_back("uri", std::move(uri));
+    }
     const std::string inputs_path = Child(task.path, "inputs");
     ASSIGN_OR_RETURN(auto inputs, Entries(Get(task.node, "inputs"), inputs_path));
     for (const auto& [name, value] : inputs) {
@@ -917,6 +985,19 @@ class Compiler {
         }
       }
       ir::ExecutorSpec& executor = spec_.executors[component.executor_label];
+      if (task.import) {
+        executor.kind = ir::ExecutorSpec::Kind::kImporter;
+        ir::ImporterSpec& importer = executor.importer;
+        const Ref& uri = task.inputs.front().second;
+        if (uri.kind == Ref::Kind::kConstant) {
+          importer.artifact_uri.constant = uri.constant;
+        } else {
+          importer.artifact_uri.runtime_parameter = "uri";
+        }
+        importer.type_schema = ArtifactSpecOf(task.import->schema_title, false).artifact_type;
+        importer.metadata = task.import->metadata;
+        importer.reimport = task.import->reimport;
+      }
       executor.container.image = task.image;
       executor.container.command = task.command;
       executor.container.args = task.args;

@@ -120,6 +120,28 @@ exit_handler:
   EXPECT_EQ(Comparable(compiled).dump(2), Comparable(*sdk).dump(2));
 }
 
+TEST(CompileAuthoringTest, ImportTasksAreWhatTheSdkEmits) {
+  ir::PipelineSpec compiled = MustCompile(R"(
+name: importer
+params:
+  dataset_uri: {type: str, default: 'file:///data/shakespeare2.txt'}
+tasks:
+  importer:
+    import: {uri: 'file:///data/shakespeare1.txt', type: dataset, metadata: {key: value, rows: 42}}
+  importer-2:
+    import: {uri: params.dataset_uri, type: dataset, reimport: true}
+  count-lines:
+    inputs: {first: importer.artifact, second: importer-2.artifact}
+    command: [sh, -c]
+    args: ['cat "$0" "$1" | wc -l > "$2"', '{{inputs.first}}', '{{inputs.second}}',
+           '{{outputs.Output}}']
+    outputs: {Output: int}
+)");
+  absl::StatusOr<ir::PipelineSpec> sdk = ir::LoadPipelineSpec(ReadTestPipeline("importer.yaml"));
+  ASSERT_TRUE(sdk.ok()) << sdk.status();
+  EXPECT_EQ(Comparable(compiled).dump(2), Comparable(*sdk).dump(2));
+}
+
 TEST(CompileAuthoringTest, ParamsInputsAndPlaceholders) {
   ir::PipelineSpec spec = MustCompile(R"(
 name: producer-consumer
