@@ -424,16 +424,29 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 
   // ---- pipeline
   std::string pipeline_file;
+  std::string pipeline_out_file;
   {
     CLI::App* pipeline = app.add_subcommand("pipeline", "Kubeflow-Pipelines-style pipelines");
     pipeline->require_subcommand(1);
-    CLI::App* validate = AddVerb(
-        pipeline, "validate",
-        "Check a pipeline as the kfp 2.x SDK compiles it (YAML or JSON; no server) and show it");
-    validate->add_option("FILE", pipeline_file, "Compiled pipeline (- for standard input)")
+    CLI::App* validate = AddVerb(pipeline, "validate",
+                                 "Check a pipeline (kfp-compiled YAML or JSON, or Regatta's "
+                                 "authoring YAML; no server) and show it");
+    validate
+        ->add_option("FILE", pipeline_file,
+                     "Pipeline: kfp-compiled or authoring YAML (- for standard input)")
         ->required();
     validate->callback(
         [&] { status_action([&] { return ValidatePipeline(env, pipeline_file); }); });
+    CLI::App* compile =
+        AddVerb(pipeline, "compile",
+                "Compile Regatta's authoring YAML to the Kubeflow Pipelines IR (YAML, or JSON with "
+                "-o json), as the kfp SDK would emit it");
+    compile->add_option("FILE", pipeline_file, "Authoring YAML (- for standard input)")->required();
+    compile->add_option("--out-file", pipeline_out_file,
+                        "Write the IR to this file instead of standard output");
+    compile->callback([&] {
+      status_action([&] { return CompilePipeline(env, pipeline_file, pipeline_out_file); });
+    });
   }
 
   // ---- pipeline run, run, recurring (the RunService)

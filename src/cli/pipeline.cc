@@ -1,6 +1,7 @@
 #include "src/cli/pipeline.h"
 
 #include <cstdint>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -9,8 +10,9 @@
 #include "absl/strings/str_join.h"
 #include "src/cli/yaml_json.h"
 #include "src/common/status_macros.h"
-#include "src/pipelines/ir/parse.h"
+#include "src/pipelines/authoring/authoring.h"
 #include "src/pipelines/ir/validate.h"
+#include "src/pipelines/ir/write.h"
 
 namespace regatta::cli {
 namespace {
@@ -38,14 +40,21 @@ std::string DescribeParameter(const std::string& name, const ir::ParameterSpec& 
   return absl::StrCat(text, ")");
 }
 
+// The pipeline in `file`, either kind, checked; errors are prefixed with the file.
+absl::StatusOr<ir::PipelineSpec> LoadPipelineFile(const CommandEnv& env, const std::string& file) {
+  ASSIGN_OR_RETURN(std::string text, ReadInput(env, file));
+  absl::StatusOr<ir::PipelineSpec> spec = pipelines::authoring::LoadAnyPipelineFile(text);
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(), absl::StrCat(file, ": ", spec.status().message()));
+  }
+  return spec;
+}
+
 }  // namespace
 
 absl::Status ValidatePipeline(const CommandEnv& env, const std::string& file) {
-  ASSIGN_OR_RETURN(std::string text, ReadInput(env, file));
-  absl::StatusOr<ir::PipelineSpec> spec = ir::LoadPipelineSpec(text);
-  if (!spec.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": ", spec.status().message()));
-  }
+  ASSIGN_OR_RETURN(ir::PipelineSpec loaded, LoadPipelineFile(env, file));
+  const ir::PipelineSpec* spec = &loaded;
   std::vector<std::string> order;
   if (spec->root.dag.has_value()) {
     ASSIGN_OR_RETURN(order, ir::TopologicalOrder(*spec->root.dag));
@@ -87,6 +96,33 @@ absl::Status ValidatePipeline(const CommandEnv& env, const std::string& file) {
   out << "parameters  " << (described.empty() ? "none" : absl::StrJoin(described, ", ")) << "\n";
   out << "root tasks  " << order.size() << ": " << absl::StrJoin(order, ", ") << "\n";
   out << "valid\n";
+  return absl::OkStatus();
+}
+
+absl::Status CompilePipeline(const CommandEnv& env, const std::string& file,
+                             const std::string& out_file) {
+  ASSIGN_OR_RETURN(ir::PipelineSpec spec, LoadPipelineFile(env, file));
+  const OrderedJson ir_json = ir::PipelineSpecToJson(spec);
+  std::string text;
+  if (env.output == OutputFormat::kJson) {
+    text = ir_json.dump(2) + "\n";
+  } else {
+    // The header the kfp SDK writes, so the file reads like one it compiled.
+    text = absl::StrCat("# PIPELINE DEFINITION\n# Name: ", spec.pipeline_info.name, "\n",
+                        JsonToYaml(ir_json));
+    if (spec.platform_spec.has_value()) {
+      absl::StrAppend(&text, "---\n", JsonToYaml(OrderedJson::parse(spec.platform_spec->dump())));
+    }
+  }
+  if (out_file.empty()) {
+    *env.out << text;
+    return absl::OkStatus();
+  }
+  std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.good()) return absl::UnavailableError(absl::StrCat(out_file, ": cannot write"));
+  *env.out << "wrote " << out_file << " (" << spec.components.size() << " components, "
+           << spec.executors.size() << " executors)\n";
   return absl::OkStatus();
 }
 

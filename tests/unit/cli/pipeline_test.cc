@@ -1,5 +1,5 @@
-// `regatta pipeline validate`: what it prints for a kfp-compiled pipeline, and errors that name
-// the file and the path inside the document.
+// `regatta pipeline validate` and `compile`: what they print for kfp-compiled and authoring
+// pipelines, and errors that name the file and the path inside the document.
 #include "src/cli/pipeline.h"
 
 #include <fstream>
@@ -9,6 +9,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "src/cli/app.h"
+#include "src/pipelines/ir/parse.h"
 
 namespace regatta::cli {
 namespace {
@@ -68,6 +70,104 @@ TEST_F(PipelineValidateTest, ErrorsNameTheFileAndThePath) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("'prod'"));
 
   EXPECT_FALSE(ValidatePipeline(env_, ::testing::TempDir() + "/missing.yaml").ok());
+}
+
+const char kAuthoring[] = R"(
+name: hello
+params: {who: {default: world}}
+tasks:
+  greet:
+    command: [echo, 'hello {{params.who}}', '{{outputs.line}}']
+    outputs: {line: str}
+  shout:
+    inputs: {line: greet.line}
+    command: [echo, '{{inputs.line}}']
+)";
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(PipelineValidateTest, AcceptsAnAuthoringFile) {
+  absl::Status status = ValidatePipeline(env_, WriteTemp("hello.yaml", kAuthoring));
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(out_.str(), HasSubstr("pipeline    hello\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("who (STRING, default \"world\")"));
+  EXPECT_THAT(out_.str(), HasSubstr("root tasks  2: greet, shout\n"));
+}
+
+TEST_F(PipelineValidateTest, CompilePrintsTheIrAsYamlThatLoadsBack) {
+  absl::Status status = CompilePipeline(env_, WriteTemp("hello.yaml", kAuthoring), "");
+  ASSERT_TRUE(status.ok()) << status;
+  const std::string out = out_.str();
+  EXPECT_THAT(out, ::testing::StartsWith("# PIPELINE DEFINITION\n# Name: hello\n"));
+  absl::StatusOr<pipelines::ir::PipelineSpec> spec = pipelines::ir::LoadPipelineSpec(out);
+  ASSERT_TRUE(spec.ok()) << spec.status() << "\n" << out;
+  EXPECT_EQ(spec->root.dag->tasks.at("shout").dependent_tasks, std::vector<std::string>{"greet"});
+  EXPECT_EQ(spec->executors.at("exec-greet").container.command.at(1),
+            "hello {{$.inputs.parameters['who']}}");
+}
+
+TEST_F(PipelineValidateTest, CompileWritesJsonToAFile) {
+  env_.output = OutputFormat::kJson;
+  const std::string target = ::testing::TempDir() + "/hello.ir.json";
+  absl::Status status = CompilePipeline(env_, WriteTemp("hello.yaml", kAuthoring), target);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(out_.str(), HasSubstr("wrote " + target));
+  nlohmann::json doc = nlohmann::json::parse(ReadFile(target));
+  EXPECT_EQ(doc["schemaVersion"], "2.1.0");
+  EXPECT_EQ(doc["root"]["dag"]["tasks"]["shout"]["inputs"]["parameters"]["line"]
+               ["taskOutputParameter"]["producerTask"],
+            "greet");
+}
+
+TEST_F(PipelineValidateTest, CompileRewritesAKfpFileWithItsPlatformSpec) {
+  absl::Status status = CompilePipeline(env_, kTestdata + "/hello_world.yaml", "");
+  ASSERT_TRUE(status.ok()) << status;
+  absl::StatusOr<pipelines::ir::PipelineSpec> spec = pipelines::ir::LoadPipelineSpec(out_.str());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->platform_spec.has_value());
+}
+
+TEST_F(PipelineValidateTest, CompileErrorsNameTheFileAndTheAuthoringPath) {
+  std::string broken = kAuthoring;
+  broken.replace(broken.find("greet.line"), 10, "greet.lin");
+  const std::string path = WriteTemp("broken_authoring.yaml", broken);
+  absl::Status status = CompilePipeline(env_, path, "");
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_EQ(status.message(), path + ": tasks.shout.inputs.line: task 'greet' has no output 'lin'");
+  EXPECT_TRUE(out_.str().empty());
+}
+
+TEST(PipelineCompileCliTest, ReadsStandardInputAndTakesTheFormatAndOutFileFlags) {
+  std::istringstream in(kAuthoring);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli({"pipeline", "compile", "-", "-o", "json"}, in, out, err), 0) << err.str();
+  EXPECT_EQ(nlohmann::json::parse(out.str())["pipelineInfo"]["name"], "hello");
+
+  const std::string target = ::testing::TempDir() + "/stdin.ir.yaml";
+  std::istringstream again(kAuthoring);
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunCli({"pipeline", "compile", "-", "--out-file", target}, again, out2, err2), 0)
+      << err2.str();
+  EXPECT_TRUE(pipelines::ir::LoadPipelineSpec(ReadFile(target)).ok());
+
+  // A document error fails the command (1) and names the path; a missing FILE is a usage error.
+  std::istringstream broken("name: p\ntasks: {a: {command: [a], after: zz}}\n");
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunCli({"pipeline", "compile", "-"}, broken, out3, err3), 1);
+  EXPECT_THAT(err3.str(), HasSubstr("-: tasks.a.after: no task 'zz'"));
+  std::ostringstream out4, err4;
+  EXPECT_EQ(RunCli({"pipeline", "compile"}, in, out4, err4), 2);
 }
 
 }  // namespace
