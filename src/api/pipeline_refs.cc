@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "src/common/status_macros.h"
+#include "src/pipelines/authoring/authoring.h"
 #include "src/pipelines/ir/parse.h"
 #include "src/pipelines/ir/write.h"
 
@@ -13,7 +14,9 @@ namespace pb = regatta::v1;
 absl::StatusOr<pipelines::ir::PipelineSpec> ParsePipelineText(absl::string_view text,
                                                               absl::string_view field) {
   if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
-  absl::StatusOr<pipelines::ir::PipelineSpec> spec = pipelines::ir::LoadPipelineSpec(text);
+  // A kfp-compiled IR, or Regatta's authoring YAML (compiled to the same IR).
+  absl::StatusOr<pipelines::ir::PipelineSpec> spec =
+      pipelines::authoring::LoadAnyPipelineFile(text);
   if (!spec.ok()) {
     return absl::Status(spec.status().code(), absl::StrCat(field, ": ", spec.status().message()));
   }

@@ -13,7 +13,8 @@ namespace regatta::api {
 
 // Shared by the pipeline catalogue and the run service.
 
-// A pipeline spec from text: a kfp-compiled IR (YAML or JSON, optional platform document).
+// A pipeline spec from text: a kfp-compiled IR (YAML or JSON, optional platform document) or
+// Regatta's authoring YAML.
 // INVALID_ARGUMENT "<field>: <path in the document>: <message>".
 absl::StatusOr<pipelines::ir::PipelineSpec> ParsePipelineText(absl::string_view text,
                                                               absl::string_view field);

@@ -147,6 +147,35 @@ TEST_F(PipelineIntegrationTest, SecondIdenticalRunIsCachedAndStartsNoJob) {
   EXPECT_EQ(run.outputs().at("lines"), "5");
 }
 
+TEST_F(PipelineIntegrationTest, RunsAnAuthoringFile) {
+  std::ifstream in(std::string(REGATTA_EXAMPLES_DIR) + "/pipelines/train_and_eval.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  pb::CreateRunRequest request;
+  request.set_spec(text.str());
+  (*request.mutable_parameters())["rows"] = "20";
+  pb::PipelineRun created;
+  grpc::Status status = runs_->CreateRun(Alice().get(), request, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(created.pipeline_name(), "train-and-eval");
+  pb::PipelineRun run = WaitForEnd(created.id());
+  ASSERT_EQ(run.state(), pb::PIPELINE_RUN_STATE_SUCCEEDED) << run.error_message();
+  int trained = 0;
+  bool published = false;
+  bool notified = false;
+  for (const pb::PipelineTask& task : run.tasks()) {
+    if (task.name() == "train" && task.kind() == "container") {
+      EXPECT_EQ(task.state(), pb::PIPELINE_TASK_STATE_SUCCEEDED);
+      ++trained;
+    }
+    if (task.name() == "publish") published = task.state() == pb::PIPELINE_TASK_STATE_SUCCEEDED;
+    if (task.name() == "notify") notified = task.state() == pb::PIPELINE_TASK_STATE_SUCCEEDED;
+  }
+  EXPECT_EQ(trained, 3);  // one per learning rate
+  EXPECT_TRUE(published);
+  EXPECT_TRUE(notified);
+}
+
 TEST_F(PipelineIntegrationTest, InvalidSpecIsRejectedWithItsPath) {
   std::string spec = ReadTestPipeline("params.yaml");
   const std::string from = "producerTask: producer";
