@@ -17,6 +17,7 @@
 #include "src/cli/flags.h"
 #include "src/cli/pipeline.h"
 #include "src/cli/pipelines_cli.h"
+#include "src/cli/runs.h"
 #include "src/cli/simulate.h"
 #include "src/cli/users.h"
 #include "src/common/status_macros.h"
@@ -520,6 +521,115 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     prune->add_option("--fingerprint", prune_fingerprints, "An entry's fingerprint (repeatable)");
     prune->callback(
         [&] { status_action([&] { return CachePrune(env, prune_all, prune_fingerprints); }); });
+  }
+
+  // ---- pipeline run, run, recurring (the RunService)
+  RunCreateOptions run_create;
+  std::string run_timeout;
+  std::string run_id;
+  RunListOptions run_list;
+  RecurringCreateOptions recurring_create;
+  std::string recurring_id;
+  {
+    CLI::App* pipeline = app.get_subcommand("pipeline");
+    CLI::App* run =
+        AddVerb(pipeline, "run", "Run a pipeline (a kfp-compiled file, or an uploaded pipeline)");
+    run->footer(absl::StrCat(
+        "With --watch the exit code is 0 when the run succeeded (or was skipped), 1 when it "
+        "failed or was cancelled, 2 when --timeout passed first.\n\n",
+        kGlobalFlagsFooter));
+    run->add_option("FILE", run_create.file, "Pipeline file (- for standard input)");
+    run->add_option("--pipeline", run_create.pipeline, "An uploaded pipeline (id or name)");
+    run->add_option("--version", run_create.version, "An uploaded pipeline version id");
+    run->add_option("-p,--param", run_create.params, "NAME=VALUE (JSON, else a string)");
+    run->add_option("--name", run_create.name, "The run's display name");
+    run->add_option("--experiment", run_create.experiment, "Experiment (id or name)");
+    run->add_option("--queue", run_create.queue, "Queue of the steps' jobs");
+    run->add_option("--root", run_create.root, "Where artifacts go (directory or file:// URI)");
+    run->add_flag("--no-cache", run_create.no_cache, "Neither read nor write the step cache");
+    run->add_flag("-w,--watch", run_create.watch, "Follow the run until it ends");
+    run->add_option("--timeout", run_timeout, "With --watch: give up after this long");
+    run->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        if (!run_timeout.empty()) {
+          auto d = ParseDurationFlag(run_timeout);
+          if (!d.ok()) return UsageError(absl::StrCat("--timeout ", d.status().message()));
+          run_create.timeout = *d;
+        }
+        return RunCreate(env, run_create);
+      };
+    });
+
+    CLI::App* runs = app.add_subcommand("run", "Pipeline runs");
+    runs->require_subcommand(1);
+    CLI::App* get = AddVerb(runs, "get", "Show a run and its tasks");
+    get->add_option("RUN", run_id, "Run id")->required();
+    get->callback([&] { status_action([&] { return RunGet(env, run_id); }); });
+    CLI::App* list = AddVerb(runs, "list", "List runs, newest first");
+    list->add_option("--experiment", run_list.experiment, "Only this experiment (id or name)");
+    list->add_option("--pipeline", run_list.pipeline, "Only runs of this pipeline");
+    list->add_option("--recurring", run_list.recurring, "Only runs of this recurring run");
+    list->add_option("--state", run_list.states, "Only these states (repeatable)");
+    list->add_flag("--archived", run_list.archived, "Include archived runs");
+    list->add_option("--limit", run_list.limit, "At most this many");
+    list->callback([&] { status_action([&] { return RunList(env, run_list); }); });
+    CLI::App* watch = AddVerb(runs, "watch", "Follow a run until it ends");
+    watch->add_option("RUN", run_id, "Run id")->required();
+    watch->add_option("--timeout", run_timeout, "Give up after this long (exit code 2)");
+    watch->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        std::optional<absl::Duration> timeout;
+        if (!run_timeout.empty()) {
+          auto d = ParseDurationFlag(run_timeout);
+          if (!d.ok()) return UsageError(absl::StrCat("--timeout ", d.status().message()));
+          timeout = *d;
+        }
+        return RunWatch(env, run_id, timeout);
+      };
+    });
+    for (const char* verb : {"terminate", "retry", "archive", "unarchive", "delete"}) {
+      const std::string name = verb;
+      CLI::App* change =
+          AddVerb(runs, name,
+                  name == "terminate" ? "Stop a run (its running steps are cancelled)"
+                  : name == "retry"   ? "Run a failed or cancelled run's failed "
+                                        "tasks again"
+                  : name == "delete"  ? "Delete an ended run"
+                                      : absl::StrCat(name, " a run"));
+      change->add_option("RUN", run_id, "Run id")->required();
+      change->callback([&, name] { status_action([&] { return RunChange(env, name, run_id); }); });
+    }
+
+    CLI::App* recurring = app.add_subcommand("recurring", "Recurring pipeline runs");
+    recurring->require_subcommand(1);
+    CLI::App* create = AddVerb(recurring, "create", "Run a pipeline on a schedule");
+    create->add_option("--name", recurring_create.name, "Display name")->required();
+    create->add_option("--pipeline", recurring_create.pipeline, "Uploaded pipeline (id or name)");
+    create->add_option("--version", recurring_create.version, "Pipeline version id");
+    create->add_option("--cron", recurring_create.cron,
+                       "Cron with seconds (\"0 0 * * * *\") or five fields, UTC");
+    create->add_option("--every", recurring_create.every, "Interval, e.g. 1h");
+    create->add_option("--start", recurring_create.start, "Not before (RFC 3339)");
+    create->add_option("--end", recurring_create.end, "Not after (RFC 3339)");
+    create->add_option("--max-concurrency", recurring_create.max_concurrency,
+                       "Runs active at once");
+    create->add_flag("--no-catchup", recurring_create.no_catchup,
+                     "After a pause run only the latest missed time");
+    create->add_option("-p,--param", recurring_create.params, "NAME=VALUE");
+    create->add_option("--experiment", recurring_create.experiment, "Experiment (id or name)");
+    create->add_option("--queue", recurring_create.queue, "Queue of the steps' jobs");
+    create->callback(
+        [&] { status_action([&] { return RecurringCreate(env, recurring_create); }); });
+    AddVerb(recurring, "list", "List recurring runs")->callback([&] {
+      status_action([&] { return RecurringList(env); });
+    });
+    for (const char* verb : {"get", "enable", "disable", "delete"}) {
+      const std::string name = verb;
+      CLI::App* change = AddVerb(recurring, name, absl::StrCat(name, " a recurring run"));
+      change->add_option("ID", recurring_id, "Recurring run id")->required();
+      change->callback(
+          [&, name] { status_action([&] { return RecurringChange(env, name, recurring_id); }); });
+    }
   }
 
   // ---- version

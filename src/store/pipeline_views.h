@@ -29,11 +29,12 @@ namespace regatta::store {
 //   * PipelineTaskUpdated replaces the task (run_id, path), creating it on first sight, except
 //     that a terminal task is replaced only by a PENDING or RUNNING one (a retry of the run);
 //     a task of an unknown run is skipped;
-//   * lineage, from every PipelineTaskUpdated (repeats add nothing): each input artifact is an
-//     INPUT event of the task; each output artifact an OUTPUT event, or REPUBLISHED if the task
-//     is CACHED. An artifact row is written by its producer (OUTPUT: run_id/task_path/name
-//     default to the task and output name; its later updates replace the row) and otherwise
-//     kept as first seen; create_time defaults to the event's time;
+//   * lineage, from every applied PipelineTaskUpdated (repeats add nothing): each input
+//     artifact is an INPUT event of the task; each output artifact an OUTPUT event, or
+//     REPUBLISHED if the task is CACHED. An artifact row is written by its producer (OUTPUT:
+//     run_id/task_path/name default to the task and output name; its later updates replace the
+//     row) and otherwise kept as first seen; create_time defaults to the time of the event that
+//     wrote the row;
 //   * PipelineRunCreated with a recurring_run_id advances that recurring run's
 //     last_scheduled_time to the run's scheduled_time if later;
 //   * deleting a run deletes its tasks, but not its artifacts or their lineage (other runs may

@@ -1237,4 +1237,7 @@ TEST_P(StoreConformanceTest, SchedulerLoadStreamsInChunks) {
 
 }  // namespace regatta::store::testing
 
+// The pipeline views' cases, on the same fixture.
+#include "tests/conformance/pipeline_views_conformance.h"  // IWYU pragma: export
+
 #endif  // REGATTA_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_

@@ -335,7 +335,13 @@ class PipelineApplier {
     RunRow row;
     row.seq = stmt.Int(0);
     row.last_offset = stmt.Int(1);
-    RETURN_IF_ERROR(ParseBlob(stmt.Blob(2), &row.body, "pipeline_runs", "run_id", run_id, "body"));
+    absl::Status parsed =
+        ParseBlob(stmt.Blob(2), &row.body, "pipeline_runs", "run_id", run_id, "body");
+    if (!parsed.ok()) {
+      // A damaged row must not stop the log: the change is reported and left out.
+      Skip(absl::StrCat("run_id=", run_id), parsed.message());
+      return std::nullopt;
+    }
     return row;
   }
 
@@ -486,7 +492,8 @@ class PipelineApplier {
                            ? "INSERT INTO artifacts (artifact_id, run_id, task_path, name, uri, "
                              "create_time_us, body, last_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                              "?7, ?8) ON CONFLICT (artifact_id) DO UPDATE SET name = "
-                             "excluded.name, uri = excluded.uri, body = excluded.body, "
+                             "excluded.name, uri = excluded.uri, create_time_us = "
+                             "excluded.create_time_us, body = excluded.body, "
                              "last_offset = excluded.last_offset WHERE artifacts.run_id = "
                              "excluded.run_id AND artifacts.task_path = excluded.task_path AND "
                              "excluded.last_offset >= artifacts.last_offset"
@@ -1069,7 +1076,8 @@ absl::StatusOr<ArtifactLineage> SqliteStore::GetArtifactLineage(absl::string_vie
 
 absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>>
 SqliteStore::LookupCacheEntries(const std::vector<std::string>& fingerprints, absl::Time now) {
-  // Bounded IN lists, each a cached statement.
+  // IN lists of at most kChunk keys, padded to a power of two (repeating the last key), so a
+  // few cached statements serve every call.
   constexpr size_t kChunk = 256;
   absl::flat_hash_map<std::string, regatta::v1::CacheEntry> out;
   if (fingerprints.empty()) return out;
@@ -1078,15 +1086,17 @@ SqliteStore::LookupCacheEntries(const std::vector<std::string>& fingerprints, ab
   const int64_t now_us = ToMicros(now);
   for (size_t begin = 0; begin < fingerprints.size(); begin += kChunk) {
     const size_t count = std::min(kChunk, fingerprints.size() - begin);
+    size_t slots = 1;
+    while (slots < count) slots *= 2;
     std::string sql =
         "SELECT fingerprint, body FROM cache_entries WHERE (expire_time_us IS NULL OR "
         "expire_time_us > ?1) AND fingerprint IN (?2";
-    for (size_t i = 1; i < count; ++i) absl::StrAppend(&sql, ", ?", i + 2);
+    for (size_t i = 1; i < slots; ++i) absl::StrAppend(&sql, ", ?", i + 2);
     sql += ")";
     ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(sql));
     stmt.Bind(1, now_us);
-    for (size_t i = 0; i < count; ++i) {
-      stmt.BindTextRef(static_cast<int>(i) + 2, fingerprints[begin + i]);
+    for (size_t i = 0; i < slots; ++i) {
+      stmt.BindTextRef(static_cast<int>(i) + 2, fingerprints[begin + std::min(i, count - 1)]);
     }
     while (true) {
       ASSIGN_OR_RETURN(bool row, stmt.Step());

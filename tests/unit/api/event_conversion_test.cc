@@ -49,6 +49,18 @@ TEST(ConvertRecordTest, SubmitYieldsSubmittedThenQueued) {
   }
 }
 
+TEST(ConvertRecordTest, PipelineEventsAreNotJobEvents) {
+  std::vector<JobSetEvent> out;
+  ConvertRecord(Record(9,
+                       "queue: 'q' job_set: 'pipeline-run-r1' events { pipeline_run_created { "
+                       "run { id: 'r1' } } } events { pipeline_task_updated { run_id: 'r1' "
+                       "task { path: 't' } } } events { cancel_job { job_id: 'J1' } }"),
+                &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), T::JOB_EVENT_TYPE_CANCELLING);
+  EXPECT_EQ(out[0].id(), "9-2-0");  // positions count the skipped events
+}
+
 TEST(ConvertRecordTest, OutcomesCarryTheirDetails) {
   std::vector<JobSetEvent> out;
   ConvertRecord(Record(1, R"(queue: 'q' job_set: 's'

@@ -4,6 +4,7 @@
 
 #include <variant>
 
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "src/ingest/ingester.h"
 #include "tests/unit/ingest/test_events.h"
@@ -284,6 +285,43 @@ TEST(ConvertSequenceTest, IsDeterministic) {
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(std::get<store::JobSetState>(a[1].mutation).error->message(),
             std::get<store::JobSetState>(b[1].mutation).error->message());
+}
+
+TEST(ConvertSequenceTest, EveryPipelineEventIsOnePipelineChange) {
+  // Every case of the event oneof declared in pipelines.proto, found by reflection so that a
+  // new pipeline event is covered too.
+  const google::protobuf::OneofDescriptor* oneof =
+      regatta::v1::Event::descriptor()->FindOneofByName("event");
+  ASSERT_NE(oneof, nullptr);
+  int cases = 0;
+  for (int i = 0; i < oneof->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = oneof->field(i);
+    if (field->message_type()->file()->name() != "regatta/v1/pipelines.proto") continue;
+    ++cases;
+    regatta::v1::Event event;
+    event.mutable_created()->set_seconds(1'700'000'123);
+    google::protobuf::Message* payload = event.GetReflection()->MutableMessage(&event, field);
+    // A non-empty payload: its first string field, or just presence.
+    for (int f = 0; f < payload->GetDescriptor()->field_count(); ++f) {
+      const google::protobuf::FieldDescriptor* first = payload->GetDescriptor()->field(f);
+      if (first->type() == google::protobuf::FieldDescriptor::TYPE_STRING &&
+          !first->is_repeated()) {
+        payload->GetReflection()->SetString(payload, first, "id-1");
+        break;
+      }
+    }
+    for (bool moved : {false, true}) {
+      eventlog::LogRecord record;
+      record.offset = kOffset;
+      record.sequence = Sequence("", "", {event});
+      std::vector<store::OffsetMutation> mutations =
+          moved ? ConvertSequence(std::move(record)) : ConvertSequence(record);
+      store::PipelineChange change = Only<store::PipelineChange>(mutations);
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(change.event, event))
+          << field->name() << ": " << change.event.ShortDebugString();
+    }
+  }
+  EXPECT_EQ(cases, 15);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "src/common/clock.h"
 #include "src/ingest/ingester.h"
@@ -90,6 +91,7 @@ class LogGenerator {
       } else {
         LateOrDuplicate();
       }
+      if (Chance(10)) PipelineOp();
     }
     return std::move(out_);
   }
@@ -362,6 +364,109 @@ class LogGenerator {
     }
   }
 
+  // Pipeline events (API server and engine) among the batch traffic: runs and their tasks
+  // through random states (retries, late updates of terminal ones), lineage between tasks of
+  // different runs, cache entries, recurring runs, archives and deletions, name clashes and
+  // events for deleted runs, which the views must skip alike live and on replay.
+  void PipelineOp() {
+    const int op = Uniform(0, 99);
+    Event e = At(Tick());
+    if (op < 15 || pipeline_runs_.empty()) {
+      std::string id = absl::StrCat("prun-", pipeline_runs_.size());
+      auto* run = e.mutable_pipeline_run_created()->mutable_run();
+      run->set_id(id);
+      run->set_display_name(absl::StrCat("run ", Uniform(0, 20)));
+      run->set_experiment_id(absl::StrCat("exp-", Uniform(0, 2)));
+      run->set_spec_json(absl::StrCat("{\"pipelineInfo\":{\"name\":\"p", Uniform(0, 3), "\"}}"));
+      run->set_queue("q0");
+      run->set_state(regatta::v1::PIPELINE_RUN_STATE_PENDING);
+      *run->mutable_create_time() = e.created();
+      if (Chance(30)) {
+        run->set_recurring_run_id(absl::StrCat("rr-", Uniform(0, 1)));
+        *run->mutable_scheduled_time() = e.created();
+      }
+      pipeline_runs_.push_back(id);
+      Emit("q0", absl::StrCat("pipeline-run-", id), {std::move(e)}, "api");
+      return;
+    }
+    const std::string run_id =
+        pipeline_runs_[Uniform(0, static_cast<int>(pipeline_runs_.size()) - 1)];
+    const std::string job_set = absl::StrCat("pipeline-run-", run_id);
+    if (op < 55) {
+      auto* update = e.mutable_pipeline_task_updated();
+      update->set_run_id(run_id);
+      regatta::v1::PipelineTask* task = update->mutable_task();
+      task->set_path(absl::StrCat("step-", Uniform(0, 4)));
+      task->set_state(static_cast<regatta::v1::PipelineTaskState>(Uniform(1, 9)));
+      (*task->mutable_input_parameters())["x"] = absl::StrCat(Uniform(0, 9));
+      if (Chance(50)) {
+        regatta::v1::PipelineArtifact* out =
+            (*task->mutable_output_artifacts())["out"].add_artifacts();
+        out->set_id(absl::StrCat("art-", artifacts_.size()));
+        out->set_uri(absl::StrCat("file:///artifacts/", out->id()));
+        if (Chance(20)) out->set_run_id("prun-0");  // as if republished from another run
+        artifacts_.push_back(out->id());
+      }
+      if (Chance(50) && !artifacts_.empty()) {
+        (*task->mutable_input_artifacts())["in"].add_artifacts()->set_id(
+            artifacts_[Uniform(0, static_cast<int>(artifacts_.size()) - 1)]);
+      }
+      Emit("q0", job_set, {std::move(e)}, "engine");
+    } else if (op < 75) {
+      auto* update = e.mutable_pipeline_run_updated();
+      update->set_run_id(run_id);
+      update->set_state(static_cast<regatta::v1::PipelineRunState>(Uniform(1, 7)));
+      if (Chance(30)) update->set_error_message("step failed");
+      if (Chance(40)) *update->mutable_start_time() = e.created();
+      if (Chance(40)) *update->mutable_finish_time() = e.created();
+      if (Chance(20)) (*update->mutable_outputs())["y"] = absl::StrCat(Uniform(0, 9));
+      Emit("q0", job_set, {std::move(e)}, "engine");
+    } else if (op < 82) {
+      regatta::v1::CacheEntry* entry = e.mutable_cache_entry_created()->mutable_entry();
+      entry->set_fingerprint(absl::StrCat("fp-", Uniform(0, 30)));
+      entry->set_run_id(run_id);
+      if (Chance(50)) *entry->mutable_expire_time() = e.created();
+      Emit("", "", {std::move(e)}, "engine");
+    } else if (op < 86) {
+      e.mutable_cache_entries_deleted()->add_fingerprints(absl::StrCat("fp-", Uniform(0, 30)));
+      Emit("", "", {std::move(e)}, "carol");
+    } else if (op < 90) {
+      regatta::v1::RecurringRun* rr = e.mutable_recurring_run_upserted()->mutable_recurring_run();
+      rr->set_id(absl::StrCat("rr-", Uniform(0, 1)));
+      rr->set_enabled(Chance(70));
+      rr->mutable_cron()->set_cron("0 * * * * *");
+      Emit("", "", {std::move(e)}, "api");
+    } else if (op < 94) {
+      e.mutable_pipeline_run_archived()->set_run_id(run_id);
+      e.mutable_pipeline_run_archived()->set_archived(Chance(70));
+      Emit("", "", {std::move(e)}, "api");
+    } else if (op < 96) {
+      e.mutable_pipeline_run_deleted()->set_run_id(run_id);  // later events for it are skipped
+      Emit("", "", {std::move(e)}, "api");
+    } else {
+      // Names clash now and then: the later id is skipped.
+      const int n = Uniform(0, 20);
+      regatta::v1::Pipeline* pipeline = e.mutable_pipeline_created()->mutable_pipeline();
+      pipeline->set_id(absl::StrCat("pl-", n));
+      pipeline->set_name(absl::StrCat("name-", n % 7));
+      Event version = At(Tick());
+      regatta::v1::PipelineVersion* v =
+          version.mutable_pipeline_version_created()->mutable_version();
+      v->set_id(absl::StrCat("pv-", Uniform(0, 50)));
+      v->set_pipeline_id(pipeline->id());
+      v->set_name(absl::StrCat("v", Uniform(0, 3)));
+      *v->mutable_create_time() = version.created();
+      Event experiment = At(Tick());
+      regatta::v1::Experiment* x = experiment.mutable_experiment_upserted()->mutable_experiment();
+      x->set_id(absl::StrCat("exp-", Uniform(0, 4)));
+      x->set_name(absl::StrCat("experiment-", Uniform(0, 3)));
+      x->set_archived(Chance(20));
+      Emit("", "", {std::move(e), std::move(version), std::move(experiment)}, "api");
+    }
+  }
+
+  std::vector<std::string> pipeline_runs_;
+  std::vector<std::string> artifacts_;
   std::mt19937 rng_;
   int64_t ms_ = 0;
   int next_job_ = 0;
@@ -478,6 +583,12 @@ TEST_F(ReplayTest, LiveIngestionEqualsReplayFromZero) {
   ASSERT_TRUE(live_dump.ok()) << live_dump.status();
   ASSERT_TRUE(replay_dump.ok()) << replay_dump.status();
   EXPECT_TRUE(*live_dump == *replay_dump) << FirstDifference(*live_dump, *replay_dump);
+  // The pipeline views took part.
+  for (absl::string_view table :
+       {"\npipeline_runs ", "\npipeline_tasks ", "\nartifacts ", "\nartifact_events ",
+        "\ncache_entries ", "\nrecurring_runs ", "\npipelines ", "\nexperiments "}) {
+    EXPECT_TRUE(absl::StrContains(*live_dump, table)) << table;
+  }
   EXPECT_EQ(*live->GetConsumerOffset("query"), last);
   EXPECT_EQ(*replayed->GetConsumerOffset("query"), last);
 

@@ -269,6 +269,45 @@ TEST_F(SqliteStoreTest, BadListingColumnsAreDataLossNamingTheRow) {
   EXPECT_THAT(std::string(q.status().message()), HasSubstr("broken-queue"));
 }
 
+TEST_F(SqliteStoreTest, BadPipelineBlobsAreDataLossOnReadAndSkippedAtIngest) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  regatta::v1::Event created;
+  created.mutable_pipeline_run_created()->mutable_run()->set_id("run-1");
+  regatta::v1::Event task;
+  task.mutable_pipeline_task_updated()->set_run_id("run-1");
+  task.mutable_pipeline_task_updated()->mutable_task()->set_path("train");
+  task.mutable_pipeline_task_updated()->mutable_task()->set_state(
+      regatta::v1::PIPELINE_TASK_STATE_RUNNING);
+  ASSERT_TRUE(Apply(*store, 1, {PipelineChange{created}, PipelineChange{task}}).ok());
+
+  RawExec("UPDATE pipeline_tasks SET body = x'0A7F'");
+  absl::StatusOr<regatta::v1::PipelineRun> run = store->GetPipelineRun("run-1", true);
+  ASSERT_EQ(run.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(run.status().message()), HasSubstr("pipeline_tasks row run_id=run-1"));
+  EXPECT_TRUE(store->GetPipelineRun("run-1", false).ok());  // the run's own row is fine
+  EXPECT_EQ(store->ListActivePipelineRuns().status().code(), absl::StatusCode::kDataLoss);
+
+  // A change to a damaged run is reported and left out; the batch goes on.
+  RawExec("UPDATE pipeline_runs SET body = x'0A7F'");
+  regatta::v1::Event updated;
+  updated.mutable_pipeline_run_updated()->set_run_id("run-1");
+  updated.mutable_pipeline_run_updated()->set_state(regatta::v1::PIPELINE_RUN_STATE_RUNNING);
+  regatta::v1::Event other;
+  other.mutable_pipeline_run_created()->mutable_run()->set_id("run-2");
+  IngestBatch batch;
+  batch.consumer = "query";
+  batch.to_offset = 2;
+  batch.mutations = {{2, PipelineChange{updated}}, {2, PipelineChange{other}}};
+  absl::StatusOr<IngestResult> result = store->ApplyIngestBatch(batch);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->skipped.size(), 1u);
+  EXPECT_THAT(result->skipped[0], HasSubstr("offset 2: PipelineRunUpdated run_id=run-1"));
+  EXPECT_THAT(result->skipped[0], HasSubstr("does not parse"));
+  EXPECT_TRUE(store->GetPipelineRun("run-2", false).ok());
+  EXPECT_EQ(store->GetPipelineRun("run-1", false).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST_F(SqliteStoreTest, FailedBatchAppliesNothing) {
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
