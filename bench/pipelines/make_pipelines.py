@@ -7,7 +7,10 @@
 
 Every step takes the root parameter `salt`, so a new salt makes every fingerprint new (a cold
 run) and the same salt again finds everything in the cache.
-Usage: make_pipelines.py OUT_DIR [N] [C]
+With "bare" as the fourth argument the steps have no outputs (the chain is ordered by
+dependentTasks and each step gets its index): for executors that run no process, such as the
+simulated one, where only the orchestration is measured.
+Usage: make_pipelines.py OUT_DIR [N] [C] [bare]
 """
 import json
 import os
@@ -16,6 +19,7 @@ import sys
 out_dir = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 c = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+bare = len(sys.argv) > 4 and sys.argv[4] == "bare"
 
 # Appends a dot, so each chain step's input differs from the one before (no step of a cold run
 # can hit another's cache entry).
@@ -24,17 +28,20 @@ STEP_ARGS = ['echo -n "$0." > "$1"', "{{$.inputs.parameters['x']}}",
 
 
 def step_component():
-    return {
+    component = {
         "executorLabel": "exec-step",
         "inputDefinitions": {"parameters": {"x": {"parameterType": "STRING"},
                                             "salt": {"parameterType": "STRING"}}},
-        "outputDefinitions": {"parameters": {"Output": {"parameterType": "STRING"}}},
     }
+    if not bare:
+        component["outputDefinitions"] = {"parameters": {"Output": {"parameterType": "STRING"}}}
+    return component
 
 
 def executors():
+    args = ["true", "{{$.inputs.parameters['x']}}"] if bare else STEP_ARGS
     return {"executors": {"exec-step": {"container": {
-        "image": "alpine:3.20", "command": ["sh", "-c"], "args": STEP_ARGS}}}}
+        "image": "alpine:3.20", "command": ["sh", "-c"], "args": args}}}}
 
 
 def root_inputs():
@@ -76,7 +83,7 @@ fanout = {
 
 chain_tasks = {}
 for i in range(c):
-    x = ({"runtimeValue": {"constant": "seed"}} if i == 0 else
+    x = ({"runtimeValue": {"constant": f"step-{i}"}} if i == 0 or bare else
          {"taskOutputParameter": {"producerTask": f"step-{i - 1}", "outputParameterKey": "Output"}})
     task = {"taskInfo": {"name": f"step-{i}"}, "componentRef": {"name": "comp-step"},
             "cachingOptions": {"enableCache": True},

@@ -33,7 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT
 median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
-python3 "$here/bench/pipelines/make_pipelines.py" "$work/p" "$N" "$C"
+# Simulated steps run no process, so they write no outputs: bare steps.
+python3 "$here/bench/pipelines/make_pipelines.py" "$work/p" "$N" "$C" \
+  "$([[ "${SIMULATED:-0}" == 1 ]] && echo bare || echo files)"
 
 start_up() {
   rm -rf "$work/data"

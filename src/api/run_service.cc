@@ -21,10 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-// The experiment runs go to when the request names none (Kubeflow's "Default").
-constexpr char kDefaultExperimentId[] = "default";
-constexpr char kDefaultExperimentName[] = "Default";
-constexpr int kMaxPageSize = 10'000;
+constexpr int kMaxPageSize = kMaxPipelinePageSize;
 
 absl::Status RunNotFound(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("pipeline run \"", id, "\" does not exist"));
@@ -151,41 +148,26 @@ grpc::Status RunService::DeleteRecurringRun(grpc::ServerContext* call,
 
 // ---- Cores -----------------------------------------------------------------------------------
 
-absl::Status RunService::CatchUp() {
-  return ctx_->wait_for_views(ctx_->log->LastOffset(),
-                              ctx_->clock->Now() + ctx_->view_wait_timeout);
-}
+absl::Status RunService::CatchUp() { return CatchUpViews(*ctx_); }
 
 absl::Status RunService::PublishAndWait(const auth::Principal& principal, absl::string_view queue,
                                         absl::string_view job_set, std::vector<pb::Event> events) {
-  pb::EventSequence seq;
-  seq.set_queue(std::string(queue));
-  seq.set_job_set(std::string(job_set));
-  seq.set_user_id(principal.name);
-  for (const std::string& g : principal.groups) seq.add_groups(g);
-  for (pb::Event& event : events) {
-    SetTimestamp(ctx_->clock->Now(), event.mutable_created());
-    *seq.add_events() = std::move(event);
-  }
-  std::vector<pb::EventSequence> batch;
-  batch.push_back(std::move(seq));
-  ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->Append(std::move(batch)));
-  return ctx_->wait_for_views(offsets.back(), ctx_->clock->Now() + ctx_->view_wait_timeout);
+  return PublishAndWaitForViews(*ctx_, principal, queue, job_set, std::move(events));
 }
 
 absl::StatusOr<pb::Experiment> RunService::DefaultExperiment(const auth::Principal& principal) {
-  absl::StatusOr<pb::Experiment> existing = ctx_->store->GetExperiment(kDefaultExperimentId);
+  absl::StatusOr<pb::Experiment> existing = ctx_->store->GetExperiment(kDefaultExperimentIdForRuns);
   if (!absl::IsNotFound(existing.status())) return existing;
   pb::Event event;
   pb::Experiment& experiment = *event.mutable_experiment_upserted()->mutable_experiment();
-  experiment.set_id(kDefaultExperimentId);
-  experiment.set_name(kDefaultExperimentName);
+  experiment.set_id(kDefaultExperimentIdForRuns);
+  experiment.set_name(kDefaultExperimentNameForRuns);
   experiment.set_description("Runs created without an experiment.");
   SetTimestamp(ctx_->clock->Now(), experiment.mutable_create_time());
   std::vector<pb::Event> events;
   events.push_back(std::move(event));
   RETURN_IF_ERROR(PublishAndWait(principal, "", "", std::move(events)));
-  return ctx_->store->GetExperiment(kDefaultExperimentId);
+  return ctx_->store->GetExperiment(kDefaultExperimentIdForRuns);
 }
 
 absl::StatusOr<pb::PipelineRun> RunService::Prepare(const auth::Principal& principal,

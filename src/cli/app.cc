@@ -16,6 +16,7 @@
 #include "src/cli/commands.h"
 #include "src/cli/flags.h"
 #include "src/cli/pipeline.h"
+#include "src/cli/pipelines_cli.h"
 #include "src/cli/runs.h"
 #include "src/cli/simulate.h"
 #include "src/cli/users.h"
@@ -447,6 +448,92 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     compile->callback([&] {
       status_action([&] { return CompilePipeline(env, pipeline_file, pipeline_out_file); });
     });
+  }
+
+  // ---- pipeline catalogue: pipeline upload|list|get|delete|versions, experiment, artifact,
+  // lineage, cache
+  PipelineUploadOptions upload_options;
+  std::string catalog_ref, experiment_description, artifact_run;
+  bool include_archived = false, prune_all = false;
+  std::vector<std::string> prune_fingerprints;
+  {
+    CLI::App* pipeline = app.get_subcommand("pipeline");
+    CLI::App* upload = AddVerb(pipeline, "upload",
+                               "Upload a compiled pipeline (kfp IR, YAML or JSON) as a new "
+                               "pipeline, or with --version as a new version of an existing one");
+    upload->add_option("FILE", upload_options.file, "Pipeline file (- for standard input)")
+        ->required();
+    upload->add_option("--name", upload_options.name, "Pipeline name (unique)")->required();
+    upload->add_option("--version", upload_options.version, "Version name (default v1)");
+    upload->add_option("--description", upload_options.description, "Description");
+    upload->callback([&] { status_action([&] { return PipelineUpload(env, upload_options); }); });
+    AddVerb(pipeline, "list", "List uploaded pipelines")->callback([&] {
+      status_action([&] { return PipelineList(env); });
+    });
+    CLI::App* get = AddVerb(pipeline, "get", "Show a pipeline and its latest versions");
+    get->add_option("PIPELINE", catalog_ref, "Pipeline id or name")->required();
+    get->callback([&] { status_action([&] { return PipelineGet(env, catalog_ref); }); });
+    CLI::App* del = AddVerb(pipeline, "delete", "Delete a pipeline and its versions");
+    del->add_option("PIPELINE", catalog_ref, "Pipeline id or name")->required();
+    del->callback([&] { status_action([&] { return PipelineDelete(env, catalog_ref); }); });
+    CLI::App* versions = AddVerb(pipeline, "versions", "List a pipeline's versions, newest first");
+    versions->add_option("PIPELINE", catalog_ref, "Pipeline id or name")->required();
+    versions->callback([&] { status_action([&] { return PipelineVersions(env, catalog_ref); }); });
+
+    CLI::App* experiment = app.add_subcommand("experiment", "Group pipeline runs");
+    experiment->require_subcommand(1);
+    CLI::App* create = AddVerb(experiment, "create", "Create an experiment");
+    create->add_option("NAME", catalog_ref, "Experiment name (unique)")->required();
+    create->add_option("--description", experiment_description, "Description");
+    create->callback([&] {
+      status_action([&] { return ExperimentCreate(env, catalog_ref, experiment_description); });
+    });
+    CLI::App* list = AddVerb(experiment, "list", "List experiments");
+    list->add_flag("--archived", include_archived, "Include archived experiments");
+    list->callback([&] { status_action([&] { return ExperimentList(env, include_archived); }); });
+    for (const char* name : {"get", "archive", "unarchive", "delete"}) {
+      const std::string verb_name = name;
+      CLI::App* verb = AddVerb(experiment, verb_name,
+                               verb_name == "get"       ? "Show an experiment"
+                               : verb_name == "archive" ? "Archive an experiment (no new runs)"
+                               : verb_name == "delete"  ? "Delete an experiment without active runs"
+                                                        : "Unarchive an experiment");
+      verb->add_option("EXPERIMENT", catalog_ref, "Experiment id or name")->required();
+      verb->callback([&, verb_name] {
+        status_action([&, verb_name] {
+          if (verb_name == "get") return ExperimentGet(env, catalog_ref);
+          if (verb_name == "delete") return ExperimentDelete(env, catalog_ref);
+          return ExperimentArchive(env, catalog_ref, verb_name == "archive");
+        });
+      });
+    }
+
+    CLI::App* artifact = app.add_subcommand("artifact", "Artifacts of pipeline runs");
+    artifact->require_subcommand(1);
+    CLI::App* artifact_get = AddVerb(artifact, "get", "Show an artifact");
+    artifact_get->add_option("ID", catalog_ref, "Artifact id")->required();
+    artifact_get->callback([&] { status_action([&] { return ArtifactGet(env, catalog_ref); }); });
+    CLI::App* artifact_list = AddVerb(artifact, "list", "List the artifacts a run produced");
+    artifact_list->add_option("--run", artifact_run, "Run id")->required();
+    artifact_list->callback(
+        [&] { status_action([&] { return ArtifactList(env, artifact_run); }); });
+
+    CLI::App* lineage =
+        AddVerb(&app, "lineage", "Where an artifact came from and which tasks consumed it");
+    lineage->add_option("ARTIFACT_ID", catalog_ref, "Artifact id")->required();
+    lineage->callback([&] { status_action([&] { return Lineage(env, catalog_ref); }); });
+
+    CLI::App* cache = app.add_subcommand("cache", "The pipeline step cache");
+    cache->require_subcommand(1);
+    AddVerb(cache, "list", "List cache entries")->callback([&] {
+      status_action([&] { return CacheList(env); });
+    });
+    CLI::App* prune =
+        AddVerb(cache, "prune", "Delete expired cache entries, or the ones named, or all");
+    prune->add_flag("--all", prune_all, "Delete every entry");
+    prune->add_option("--fingerprint", prune_fingerprints, "An entry's fingerprint (repeatable)");
+    prune->callback(
+        [&] { status_action([&] { return CachePrune(env, prune_all, prune_fingerprints); }); });
   }
 
   // ---- pipeline run, run, recurring (the RunService)

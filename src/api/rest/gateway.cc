@@ -87,23 +87,9 @@ Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
       submit_(v1::SubmitService::NewStub(channel_)),
       jobs_(v1::JobService::NewStub(channel_)),
       events_(v1::EventService::NewStub(channel_)),
-      reports_(v1::SchedulingReportService::NewStub(channel_)) {}
-
-template <typename Response, typename Invoke>
-HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
-  grpc::ClientContext context;
-  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
-  context.set_deadline(std::chrono::system_clock::now() +
-                       absl::ToChronoMilliseconds(options_.call_timeout));
-  if (!tracker_.Register(&context)) {
-    return ErrorResponse(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
-  }
-  Response response;
-  const grpc::Status status = invoke(&context, &response);
-  tracker_.Unregister(&context);
-  if (!status.ok()) return ErrorResponse(status);
-  return JsonResponse(ProtoToJson(response));
-}
+      reports_(v1::SchedulingReportService::NewStub(channel_)),
+      pipelines_(v1::PipelineService::NewStub(channel_)),
+      runs_(v1::RunService::NewStub(channel_)) {}
 
 std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> Gateway::OpenEventStream(
     grpc::ClientContext* context, const EventStreamPlan& plan) {
@@ -396,6 +382,42 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
       }
       return plan;
     }
+
+    // ---- Pipelines ---------------------------------------------------------------------------
+    case RouteId::kCreatePipeline:
+    case RouteId::kListPipelines:
+    case RouteId::kGetPipeline:
+    case RouteId::kDeletePipeline:
+    case RouteId::kCreatePipelineVersion:
+    case RouteId::kListPipelineVersions:
+    case RouteId::kGetPipelineVersion:
+    case RouteId::kDeletePipelineVersion:
+    case RouteId::kCreateExperiment:
+    case RouteId::kListExperiments:
+    case RouteId::kGetExperiment:
+    case RouteId::kDeleteExperiment:
+    case RouteId::kArchiveExperiment:
+    case RouteId::kUnarchiveExperiment:
+    case RouteId::kGetArtifact:
+    case RouteId::kGetArtifactLineage:
+    case RouteId::kListRunArtifacts:
+    case RouteId::kListCacheEntries:
+    case RouteId::kPruneCache:
+    case RouteId::kCreateRun:
+    case RouteId::kListRuns:
+    case RouteId::kGetRun:
+    case RouteId::kDeleteRun:
+    case RouteId::kTerminateRun:
+    case RouteId::kRetryRun:
+    case RouteId::kArchiveRun:
+    case RouteId::kUnarchiveRun:
+    case RouteId::kCreateRecurringRun:
+    case RouteId::kListRecurringRuns:
+    case RouteId::kGetRecurringRun:
+    case RouteId::kDeleteRecurringRun:
+    case RouteId::kEnableRecurringRun:
+    case RouteId::kDisableRecurringRun:
+      return HandlePipelineRoute(request, route->match, *query);
   }
   return ErrorResponse(grpc::StatusCode::INTERNAL, "unhandled route");
 }

@@ -1,6 +1,7 @@
 #ifndef REGATTA_SRC_API_REST_GATEWAY_H_
 #define REGATTA_SRC_API_REST_GATEWAY_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <variant>
@@ -13,10 +14,15 @@
 #include "grpcpp/client_context.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "regatta/v1/queue_service.grpc.pb.h"
 #include "regatta/v1/report_service.grpc.pb.h"
+#include "regatta/v1/run_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
+#include "src/api/rest/errors.h"
 #include "src/api/rest/http_message.h"
+#include "src/api/rest/proto_json.h"
+#include "src/api/rest/router.h"
 
 namespace regatta::rest {
 
@@ -83,6 +89,17 @@ class Gateway {
   template <typename Response, typename Invoke>
   HttpResponse Unary(const HttpRequest& request, Invoke invoke);
 
+  // The routes of PipelineService and RunService (gateway_pipelines.cc).
+  HttpResponse HandlePipelineRoute(const HttpRequest& request, const RouteMatch& match,
+                                   const QueryParams& query);
+  // One unary call of `stub`: the request from the JSON body (`from_body`) or the query, with
+  // `path_field` (a string field; may be null) set from the path's {id}.
+  template <typename Stub, typename Req, typename Resp>
+  HttpResponse Forward(const HttpRequest& request, const RouteMatch& match,
+                       const QueryParams& query, Stub* stub,
+                       grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                       bool from_body, const char* path_field);
+
   HttpResponse EventsAsJson(const HttpRequest& request,
                             const regatta::v1::JobSetEventsRequest& events_request);
 
@@ -93,8 +110,28 @@ class Gateway {
   std::unique_ptr<regatta::v1::JobService::Stub> jobs_;
   std::unique_ptr<regatta::v1::EventService::Stub> events_;
   std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
+  std::unique_ptr<regatta::v1::PipelineService::Stub> pipelines_;
+  std::unique_ptr<regatta::v1::RunService::Stub> runs_;
   CallTracker tracker_;
 };
+
+template <typename Response, typename Invoke>
+HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
+  grpc::ClientContext context;
+  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(options_.call_timeout));
+  if (!tracker_.Register(&context)) {
+    return ErrorResponse(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  }
+  Response response;
+  const grpc::Status status = invoke(&context, &response);
+  tracker_.Unregister(&context);
+  if (!status.ok()) return ErrorResponse(status);
+  HttpResponse http;
+  http.body = ProtoToJson(response);
+  return http;
+}
 
 }  // namespace regatta::rest
 

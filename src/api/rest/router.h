@@ -41,6 +41,40 @@ enum class RouteId {
   kGetJobReport,         // GET /v1/jobs/{id}/report
   kQueueReport,          // GET /v1/reports/queues
   kJobSetEvents,
+  // Pipelines (PipelineService and RunService; gateway_pipelines.cc).
+  kCreatePipeline,         // POST /v1/pipelines
+  kListPipelines,          // GET /v1/pipelines
+  kGetPipeline,            // GET /v1/pipelines/{id}
+  kDeletePipeline,         // DELETE /v1/pipelines/{id}
+  kCreatePipelineVersion,  // POST /v1/pipelines/{id}/versions
+  kListPipelineVersions,   // GET /v1/pipelines/{id}/versions
+  kGetPipelineVersion,     // GET /v1/pipeline_versions/{id}
+  kDeletePipelineVersion,  // DELETE /v1/pipeline_versions/{id}
+  kCreateExperiment,       // POST /v1/experiments
+  kListExperiments,        // GET /v1/experiments
+  kGetExperiment,          // GET /v1/experiments/{id}
+  kDeleteExperiment,       // DELETE /v1/experiments/{id}
+  kArchiveExperiment,      // POST /v1/experiments/{id}:archive
+  kUnarchiveExperiment,    // POST /v1/experiments/{id}:unarchive
+  kGetArtifact,            // GET /v1/artifacts/{id}
+  kGetArtifactLineage,     // GET /v1/artifacts/{id}:lineage
+  kListRunArtifacts,       // GET /v1/runs/{id}/artifacts
+  kListCacheEntries,       // GET /v1/cache
+  kPruneCache,             // POST /v1/cache:prune
+  kCreateRun,              // POST /v1/runs
+  kListRuns,               // GET /v1/runs
+  kGetRun,                 // GET /v1/runs/{id}
+  kDeleteRun,              // DELETE /v1/runs/{id}
+  kTerminateRun,           // POST /v1/runs/{id}:terminate
+  kRetryRun,               // POST /v1/runs/{id}:retry
+  kArchiveRun,             // POST /v1/runs/{id}:archive
+  kUnarchiveRun,           // POST /v1/runs/{id}:unarchive
+  kCreateRecurringRun,     // POST /v1/recurringruns
+  kListRecurringRuns,      // GET /v1/recurringruns
+  kGetRecurringRun,        // GET /v1/recurringruns/{id}
+  kDeleteRecurringRun,     // DELETE /v1/recurringruns/{id}
+  kEnableRecurringRun,     // POST /v1/recurringruns/{id}:enable
+  kDisableRecurringRun,    // POST /v1/recurringruns/{id}:disable
 };
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;

@@ -442,6 +442,267 @@ bool FakeEventService::WaitForCancelled(int n, absl::Duration timeout) {
 
 // ---- Server -----------------------------------------------------------------------------------
 
+grpc::Status FakePipelineService::CreatePipeline(grpc::ServerContext* c,
+                                                 const v1::CreatePipelineRequest* r,
+                                                 v1::CreatePipelineResponse* out) {
+  recorder_->Record(c, "CreatePipeline", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->mutable_pipeline()->set_name(r->name());
+  out->mutable_pipeline()->set_id("p-1");
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::GetPipeline(grpc::ServerContext* c,
+                                              const v1::GetPipelineRequest* r, v1::Pipeline* out) {
+  recorder_->Record(c, "GetPipeline", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_id(r->pipeline());
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ListPipelines(grpc::ServerContext* c,
+                                                const v1::ListPipelinesRequest* r,
+                                                v1::ListPipelinesResponse* out) {
+  recorder_->Record(c, "ListPipelines", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::DeletePipeline(grpc::ServerContext* c,
+                                                 const v1::DeletePipelineRequest* r,
+                                                 v1::DeletePipelineResponse* out) {
+  recorder_->Record(c, "DeletePipeline", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::CreatePipelineVersion(grpc::ServerContext* c,
+                                                        const v1::CreatePipelineVersionRequest* r,
+                                                        v1::PipelineVersion* out) {
+  recorder_->Record(c, "CreatePipelineVersion", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::GetPipelineVersion(grpc::ServerContext* c,
+                                                     const v1::GetPipelineVersionRequest* r,
+                                                     v1::PipelineVersion* out) {
+  recorder_->Record(c, "GetPipelineVersion", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ListPipelineVersions(grpc::ServerContext* c,
+                                                       const v1::ListPipelineVersionsRequest* r,
+                                                       v1::ListPipelineVersionsResponse* out) {
+  recorder_->Record(c, "ListPipelineVersions", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::DeletePipelineVersion(grpc::ServerContext* c,
+                                                        const v1::DeletePipelineVersionRequest* r,
+                                                        v1::DeletePipelineVersionResponse* out) {
+  recorder_->Record(c, "DeletePipelineVersion", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::CreateExperiment(grpc::ServerContext* c,
+                                                   const v1::CreateExperimentRequest* r,
+                                                   v1::Experiment* out) {
+  recorder_->Record(c, "CreateExperiment", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::GetExperiment(grpc::ServerContext* c,
+                                                const v1::GetExperimentRequest* r,
+                                                v1::Experiment* out) {
+  recorder_->Record(c, "GetExperiment", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ListExperiments(grpc::ServerContext* c,
+                                                  const v1::ListExperimentsRequest* r,
+                                                  v1::ListExperimentsResponse* out) {
+  recorder_->Record(c, "ListExperiments", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ArchiveExperiment(grpc::ServerContext* c,
+                                                    const v1::ArchiveExperimentRequest* r,
+                                                    v1::Experiment* out) {
+  recorder_->Record(c, "ArchiveExperiment", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::UnarchiveExperiment(grpc::ServerContext* c,
+                                                      const v1::ArchiveExperimentRequest* r,
+                                                      v1::Experiment* out) {
+  recorder_->Record(c, "UnarchiveExperiment", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::DeleteExperiment(grpc::ServerContext* c,
+                                                   const v1::DeleteExperimentRequest* r,
+                                                   v1::DeleteExperimentResponse* out) {
+  recorder_->Record(c, "DeleteExperiment", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::GetArtifact(grpc::ServerContext* c,
+                                              const v1::GetArtifactRequest* r,
+                                              v1::PipelineArtifact* out) {
+  recorder_->Record(c, "GetArtifact", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ListArtifacts(grpc::ServerContext* c,
+                                                const v1::ListArtifactsRequest* r,
+                                                v1::ListArtifactsResponse* out) {
+  recorder_->Record(c, "ListArtifacts", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::GetArtifactLineage(grpc::ServerContext* c,
+                                                     const v1::GetArtifactLineageRequest* r,
+                                                     v1::ArtifactLineageResponse* out) {
+  recorder_->Record(c, "GetArtifactLineage", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->mutable_artifact()->set_id(r->artifact_id());
+  out->mutable_producer()->set_task_state(v1::PIPELINE_TASK_STATE_CACHED);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::ListCacheEntries(grpc::ServerContext* c,
+                                                   const v1::ListCacheEntriesRequest* r,
+                                                   v1::ListCacheEntriesResponse* out) {
+  recorder_->Record(c, "ListCacheEntries", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakePipelineService::PruneCache(grpc::ServerContext* c, const v1::PruneCacheRequest* r,
+                                             v1::PruneCacheResponse* out) {
+  recorder_->Record(c, "PruneCache", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::CreateRun(grpc::ServerContext* c, const v1::CreateRunRequest* r,
+                                       v1::PipelineRun* out) {
+  recorder_->Record(c, "CreateRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::GetRun(grpc::ServerContext* c, const v1::GetRunRequest* r,
+                                    v1::PipelineRun* out) {
+  recorder_->Record(c, "GetRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_id(r->run_id());
+  out->set_state(v1::PIPELINE_RUN_STATE_RUNNING);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::ListRuns(grpc::ServerContext* c, const v1::ListRunsRequest* r,
+                                      v1::ListRunsResponse* out) {
+  recorder_->Record(c, "ListRuns", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::TerminateRun(grpc::ServerContext* c, const v1::RunIdRequest* r,
+                                          v1::PipelineRun* out) {
+  recorder_->Record(c, "TerminateRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::RetryRun(grpc::ServerContext* c, const v1::RunIdRequest* r,
+                                      v1::PipelineRun* out) {
+  recorder_->Record(c, "RetryRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::ArchiveRun(grpc::ServerContext* c, const v1::RunIdRequest* r,
+                                        v1::PipelineRun* out) {
+  recorder_->Record(c, "ArchiveRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::UnarchiveRun(grpc::ServerContext* c, const v1::RunIdRequest* r,
+                                          v1::PipelineRun* out) {
+  recorder_->Record(c, "UnarchiveRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::DeleteRun(grpc::ServerContext* c, const v1::RunIdRequest* r,
+                                       v1::DeleteRunResponse* out) {
+  recorder_->Record(c, "DeleteRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::CreateRecurringRun(grpc::ServerContext* c,
+                                                const v1::CreateRecurringRunRequest* r,
+                                                v1::RecurringRun* out) {
+  recorder_->Record(c, "CreateRecurringRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::GetRecurringRun(grpc::ServerContext* c,
+                                             const v1::RecurringRunIdRequest* r,
+                                             v1::RecurringRun* out) {
+  recorder_->Record(c, "GetRecurringRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::ListRecurringRuns(grpc::ServerContext* c,
+                                               const v1::ListRecurringRunsRequest* r,
+                                               v1::ListRecurringRunsResponse* out) {
+  recorder_->Record(c, "ListRecurringRuns", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::EnableRecurringRun(grpc::ServerContext* c,
+                                                const v1::RecurringRunIdRequest* r,
+                                                v1::RecurringRun* out) {
+  recorder_->Record(c, "EnableRecurringRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::DisableRecurringRun(grpc::ServerContext* c,
+                                                 const v1::RecurringRunIdRequest* r,
+                                                 v1::RecurringRun* out) {
+  recorder_->Record(c, "DisableRecurringRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeRunService::DeleteRecurringRun(grpc::ServerContext* c,
+                                                const v1::RecurringRunIdRequest* r,
+                                                v1::DeleteRecurringRunResponse* out) {
+  recorder_->Record(c, "DeleteRecurringRun", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
 FakeApi::FakeApi() {
   grpc::ServerBuilder builder;
   int port = 0;
@@ -450,6 +711,8 @@ FakeApi::FakeApi() {
   builder.RegisterService(&submit_);
   builder.RegisterService(&jobs_);
   builder.RegisterService(&events_);
+  builder.RegisterService(&pipelines_);
+  builder.RegisterService(&runs_);
   server_ = builder.BuildAndStart();
   channel_ = server_->InProcessChannel(grpc::ChannelArguments());
 }

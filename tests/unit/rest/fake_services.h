@@ -12,7 +12,9 @@
 #include "grpcpp/server.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
+#include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "regatta/v1/queue_service.grpc.pb.h"
+#include "regatta/v1/run_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
 
 namespace regatta::rest::testing {
@@ -24,7 +26,7 @@ struct RecordedCall {
   std::string authorization;  // the "authorization" metadata, empty if absent
 };
 
-// Shared by the four fakes: records calls and hands out scripted failures.
+// Shared by the fakes: records calls and hands out scripted failures.
 class Recorder {
  public:
   void Record(grpc::ServerContext* context, const std::string& method,
@@ -171,7 +173,106 @@ class FakeEventService final : public regatta::v1::EventService::Service {
   int cancelled_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// A real gRPC server on an ephemeral port with the four fakes.
+// Records every call; answers with an empty response except where noted in the .cc.
+class FakePipelineService final : public regatta::v1::PipelineService::Service {
+ public:
+  explicit FakePipelineService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status CreatePipeline(grpc::ServerContext* c, const regatta::v1::CreatePipelineRequest* r,
+                              regatta::v1::CreatePipelineResponse* out) override;
+  grpc::Status GetPipeline(grpc::ServerContext* c, const regatta::v1::GetPipelineRequest* r,
+                           regatta::v1::Pipeline* out) override;
+  grpc::Status ListPipelines(grpc::ServerContext* c, const regatta::v1::ListPipelinesRequest* r,
+                             regatta::v1::ListPipelinesResponse* out) override;
+  grpc::Status DeletePipeline(grpc::ServerContext* c, const regatta::v1::DeletePipelineRequest* r,
+                              regatta::v1::DeletePipelineResponse* out) override;
+  grpc::Status CreatePipelineVersion(grpc::ServerContext* c,
+                                     const regatta::v1::CreatePipelineVersionRequest* r,
+                                     regatta::v1::PipelineVersion* out) override;
+  grpc::Status GetPipelineVersion(grpc::ServerContext* c,
+                                  const regatta::v1::GetPipelineVersionRequest* r,
+                                  regatta::v1::PipelineVersion* out) override;
+  grpc::Status ListPipelineVersions(grpc::ServerContext* c,
+                                    const regatta::v1::ListPipelineVersionsRequest* r,
+                                    regatta::v1::ListPipelineVersionsResponse* out) override;
+  grpc::Status DeletePipelineVersion(grpc::ServerContext* c,
+                                     const regatta::v1::DeletePipelineVersionRequest* r,
+                                     regatta::v1::DeletePipelineVersionResponse* out) override;
+  grpc::Status CreateExperiment(grpc::ServerContext* c,
+                                const regatta::v1::CreateExperimentRequest* r,
+                                regatta::v1::Experiment* out) override;
+  grpc::Status GetExperiment(grpc::ServerContext* c, const regatta::v1::GetExperimentRequest* r,
+                             regatta::v1::Experiment* out) override;
+  grpc::Status ListExperiments(grpc::ServerContext* c, const regatta::v1::ListExperimentsRequest* r,
+                               regatta::v1::ListExperimentsResponse* out) override;
+  grpc::Status ArchiveExperiment(grpc::ServerContext* c,
+                                 const regatta::v1::ArchiveExperimentRequest* r,
+                                 regatta::v1::Experiment* out) override;
+  grpc::Status UnarchiveExperiment(grpc::ServerContext* c,
+                                   const regatta::v1::ArchiveExperimentRequest* r,
+                                   regatta::v1::Experiment* out) override;
+  grpc::Status DeleteExperiment(grpc::ServerContext* c,
+                                const regatta::v1::DeleteExperimentRequest* r,
+                                regatta::v1::DeleteExperimentResponse* out) override;
+  grpc::Status GetArtifact(grpc::ServerContext* c, const regatta::v1::GetArtifactRequest* r,
+                           regatta::v1::PipelineArtifact* out) override;
+  grpc::Status ListArtifacts(grpc::ServerContext* c, const regatta::v1::ListArtifactsRequest* r,
+                             regatta::v1::ListArtifactsResponse* out) override;
+  grpc::Status GetArtifactLineage(grpc::ServerContext* c,
+                                  const regatta::v1::GetArtifactLineageRequest* r,
+                                  regatta::v1::ArtifactLineageResponse* out) override;
+  grpc::Status ListCacheEntries(grpc::ServerContext* c,
+                                const regatta::v1::ListCacheEntriesRequest* r,
+                                regatta::v1::ListCacheEntriesResponse* out) override;
+  grpc::Status PruneCache(grpc::ServerContext* c, const regatta::v1::PruneCacheRequest* r,
+                          regatta::v1::PruneCacheResponse* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
+// Records every call; answers with an empty response except where noted in the .cc.
+class FakeRunService final : public regatta::v1::RunService::Service {
+ public:
+  explicit FakeRunService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status CreateRun(grpc::ServerContext* c, const regatta::v1::CreateRunRequest* r,
+                         regatta::v1::PipelineRun* out) override;
+  grpc::Status GetRun(grpc::ServerContext* c, const regatta::v1::GetRunRequest* r,
+                      regatta::v1::PipelineRun* out) override;
+  grpc::Status ListRuns(grpc::ServerContext* c, const regatta::v1::ListRunsRequest* r,
+                        regatta::v1::ListRunsResponse* out) override;
+  grpc::Status TerminateRun(grpc::ServerContext* c, const regatta::v1::RunIdRequest* r,
+                            regatta::v1::PipelineRun* out) override;
+  grpc::Status RetryRun(grpc::ServerContext* c, const regatta::v1::RunIdRequest* r,
+                        regatta::v1::PipelineRun* out) override;
+  grpc::Status ArchiveRun(grpc::ServerContext* c, const regatta::v1::RunIdRequest* r,
+                          regatta::v1::PipelineRun* out) override;
+  grpc::Status UnarchiveRun(grpc::ServerContext* c, const regatta::v1::RunIdRequest* r,
+                            regatta::v1::PipelineRun* out) override;
+  grpc::Status DeleteRun(grpc::ServerContext* c, const regatta::v1::RunIdRequest* r,
+                         regatta::v1::DeleteRunResponse* out) override;
+  grpc::Status CreateRecurringRun(grpc::ServerContext* c,
+                                  const regatta::v1::CreateRecurringRunRequest* r,
+                                  regatta::v1::RecurringRun* out) override;
+  grpc::Status GetRecurringRun(grpc::ServerContext* c, const regatta::v1::RecurringRunIdRequest* r,
+                               regatta::v1::RecurringRun* out) override;
+  grpc::Status ListRecurringRuns(grpc::ServerContext* c,
+                                 const regatta::v1::ListRecurringRunsRequest* r,
+                                 regatta::v1::ListRecurringRunsResponse* out) override;
+  grpc::Status EnableRecurringRun(grpc::ServerContext* c,
+                                  const regatta::v1::RecurringRunIdRequest* r,
+                                  regatta::v1::RecurringRun* out) override;
+  grpc::Status DisableRecurringRun(grpc::ServerContext* c,
+                                   const regatta::v1::RecurringRunIdRequest* r,
+                                   regatta::v1::RecurringRun* out) override;
+  grpc::Status DeleteRecurringRun(grpc::ServerContext* c,
+                                  const regatta::v1::RecurringRunIdRequest* r,
+                                  regatta::v1::DeleteRecurringRunResponse* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
+// A real gRPC server on an ephemeral port with the fakes.
 class FakeApi {
  public:
   FakeApi();
@@ -187,6 +288,8 @@ class FakeApi {
   FakeSubmitService submit_{&recorder_};
   FakeJobService jobs_{&recorder_};
   FakeEventService events_{&recorder_};
+  FakePipelineService pipelines_{&recorder_};
+  FakeRunService runs_{&recorder_};
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
 };

@@ -84,6 +84,50 @@ TEST(MatchRouteTest, MatchesEveryRouteShape) {
   EXPECT_EQ(id("GET", "/v1/queues/q/jobsets/s/events"), RouteId::kJobSetEvents);
 }
 
+TEST(MatchRouteTest, MatchesThePipelineRoutes) {
+  auto match = [](const char* method, const char* path) {
+    RouteResult r = MatchRoute(method, path).value();
+    EXPECT_EQ(r.kind, RouteResult::Kind::kFound) << method << " " << path;
+    return r.match;
+  };
+  EXPECT_EQ(match("POST", "/v1/pipelines").id, RouteId::kCreatePipeline);
+  EXPECT_EQ(match("GET", "/v1/pipelines").id, RouteId::kListPipelines);
+  EXPECT_EQ(match("GET", "/v1/pipelines/p1").id, RouteId::kGetPipeline);
+  EXPECT_EQ(match("DELETE", "/v1/pipelines/p1").id, RouteId::kDeletePipeline);
+  EXPECT_EQ(match("POST", "/v1/pipelines/p1/versions").id, RouteId::kCreatePipelineVersion);
+  EXPECT_EQ(match("GET", "/v1/pipelines/p1/versions").id, RouteId::kListPipelineVersions);
+  EXPECT_EQ(match("GET", "/v1/pipeline_versions/v1").id, RouteId::kGetPipelineVersion);
+  EXPECT_EQ(match("DELETE", "/v1/pipeline_versions/v1").id, RouteId::kDeletePipelineVersion);
+  EXPECT_EQ(match("POST", "/v1/experiments").id, RouteId::kCreateExperiment);
+  EXPECT_EQ(match("GET", "/v1/experiments").id, RouteId::kListExperiments);
+  EXPECT_EQ(match("GET", "/v1/experiments/e").id, RouteId::kGetExperiment);
+  EXPECT_EQ(match("DELETE", "/v1/experiments/e").id, RouteId::kDeleteExperiment);
+  EXPECT_EQ(match("POST", "/v1/experiments/e:archive").id, RouteId::kArchiveExperiment);
+  EXPECT_EQ(match("POST", "/v1/experiments/e:unarchive").id, RouteId::kUnarchiveExperiment);
+  EXPECT_EQ(match("GET", "/v1/artifacts/a").id, RouteId::kGetArtifact);
+  EXPECT_EQ(match("GET", "/v1/artifacts/a:lineage").id, RouteId::kGetArtifactLineage);
+  EXPECT_EQ(match("GET", "/v1/runs/r/artifacts").id, RouteId::kListRunArtifacts);
+  EXPECT_EQ(match("GET", "/v1/cache").id, RouteId::kListCacheEntries);
+  EXPECT_EQ(match("POST", "/v1/cache:prune").id, RouteId::kPruneCache);
+  EXPECT_EQ(match("POST", "/v1/runs").id, RouteId::kCreateRun);
+  EXPECT_EQ(match("GET", "/v1/runs").id, RouteId::kListRuns);
+  EXPECT_EQ(match("GET", "/v1/runs/r").id, RouteId::kGetRun);
+  EXPECT_EQ(match("DELETE", "/v1/runs/r").id, RouteId::kDeleteRun);
+  EXPECT_EQ(match("POST", "/v1/runs/r:terminate").id, RouteId::kTerminateRun);
+  EXPECT_EQ(match("POST", "/v1/runs/r:retry").id, RouteId::kRetryRun);
+  EXPECT_EQ(match("POST", "/v1/runs/r:archive").id, RouteId::kArchiveRun);
+  EXPECT_EQ(match("POST", "/v1/runs/r:unarchive").id, RouteId::kUnarchiveRun);
+  EXPECT_EQ(match("POST", "/v1/recurringruns").id, RouteId::kCreateRecurringRun);
+  EXPECT_EQ(match("GET", "/v1/recurringruns").id, RouteId::kListRecurringRuns);
+  EXPECT_EQ(match("GET", "/v1/recurringruns/rr").id, RouteId::kGetRecurringRun);
+  EXPECT_EQ(match("DELETE", "/v1/recurringruns/rr").id, RouteId::kDeleteRecurringRun);
+  EXPECT_EQ(match("POST", "/v1/recurringruns/rr:enable").id, RouteId::kEnableRecurringRun);
+  EXPECT_EQ(match("POST", "/v1/recurringruns/rr:disable").id, RouteId::kDisableRecurringRun);
+  // A name with a ':' stays whole when the verb is unknown.
+  EXPECT_EQ(match("GET", "/v1/pipelines/my%3Apipe").vars.at("id"), "my:pipe");
+  EXPECT_EQ(MatchRoute("PUT", "/v1/runs/r").value().allowed, "GET, DELETE");
+}
+
 TEST(MatchRouteTest, DecodesVariablesAfterSplittingTheVerb) {
   RouteResult r = MatchRoute("POST", "/v1/queues/a%3Ab%2Fc:cordon").value();
   ASSERT_EQ(r.kind, RouteResult::Kind::kFound);

@@ -281,6 +281,130 @@ TEST_F(RestServerTest, JobRoutes) {
   EXPECT_EQ(recorder().LastRequest<v1::ListJobsRequest>().queue(), "q2");
 }
 
+TEST_F(RestServerTest, PipelineCatalogRoutes) {
+  HttpReply created = Do("POST", "/v1/pipelines", R"({"name":"counting","spec":"x: 1"})",
+                         {{"Authorization", "Bearer t"}});
+  ASSERT_EQ(created.status, 200) << created.body;
+  EXPECT_EQ(Json(created)["pipeline"]["name"], "counting");
+  EXPECT_EQ(recorder().Last().method, "CreatePipeline");
+  EXPECT_EQ(recorder().Last().authorization, "Bearer t");
+  EXPECT_EQ(recorder().LastRequest<v1::CreatePipelineRequest>().spec(), "x: 1");
+
+  HttpReply get = Do("GET", "/v1/pipelines/my%20pipe");
+  ASSERT_EQ(get.status, 200) << get.body;
+  EXPECT_EQ(Json(get)["id"], "my pipe");
+  EXPECT_EQ(recorder().LastRequest<v1::GetPipelineRequest>().pipeline(), "my pipe");
+
+  ASSERT_EQ(Do("GET", "/v1/pipelines?pageSize=2&pageToken=t").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListPipelinesRequest>().page_size(), 2);
+  EXPECT_EQ(recorder().LastRequest<v1::ListPipelinesRequest>().page_token(), "t");
+
+  ASSERT_EQ(Do("POST", "/v1/pipelines/p1/versions", R"({"name":"v2","spec":"y"})").status, 200);
+  auto version = recorder().LastRequest<v1::CreatePipelineVersionRequest>();
+  EXPECT_EQ(version.pipeline(), "p1");
+  EXPECT_EQ(version.name(), "v2");
+  // The body may name the pipeline too, but not another one.
+  const size_t calls = recorder().Count();
+  HttpReply mismatch = Do("POST", "/v1/pipelines/p1/versions", R"({"pipeline":"p2"})");
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_THAT(Json(mismatch)["message"].get<std::string>(), HasSubstr("does not match"));
+  EXPECT_EQ(recorder().Count(), calls);
+
+  ASSERT_EQ(Do("GET", "/v1/pipelines/p1/versions?pageSize=1").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListPipelineVersionsRequest>().pipeline(), "p1");
+  // The path binds the pipeline; the query may not set it as well.
+  EXPECT_EQ(Do("GET", "/v1/pipelines/p1/versions?pipeline=p2").status, 400);
+  ASSERT_EQ(Do("GET", "/v1/pipeline_versions/v9").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetPipelineVersionRequest>().version_id(), "v9");
+  ASSERT_EQ(Do("DELETE", "/v1/pipeline_versions/v9").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DeletePipelineVersion");
+  ASSERT_EQ(Do("DELETE", "/v1/pipelines/p1").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::DeletePipelineRequest>().pipeline(), "p1");
+
+  ASSERT_EQ(Do("POST", "/v1/experiments", R"({"name":"e","description":"d"})").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::CreateExperimentRequest>().description(), "d");
+  ASSERT_EQ(Do("GET", "/v1/experiments?includeArchived=true").status, 200);
+  EXPECT_TRUE(recorder().LastRequest<v1::ListExperimentsRequest>().include_archived());
+  ASSERT_EQ(Do("GET", "/v1/experiments/e").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetExperimentRequest>().experiment(), "e");
+  ASSERT_EQ(Do("POST", "/v1/experiments/e:archive").status, 200);
+  EXPECT_EQ(recorder().Last().method, "ArchiveExperiment");
+  EXPECT_EQ(recorder().LastRequest<v1::ArchiveExperimentRequest>().experiment(), "e");
+  ASSERT_EQ(Do("POST", "/v1/experiments/e:unarchive", "{}").status, 200);
+  EXPECT_EQ(recorder().Last().method, "UnarchiveExperiment");
+  ASSERT_EQ(Do("DELETE", "/v1/experiments/e").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DeleteExperiment");
+
+  ASSERT_EQ(Do("GET", "/v1/artifacts/a1").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetArtifactRequest>().artifact_id(), "a1");
+  HttpReply lineage = Do("GET", "/v1/artifacts/a1:lineage");
+  ASSERT_EQ(lineage.status, 200);
+  EXPECT_EQ(Json(lineage)["artifact"]["id"], "a1");
+  EXPECT_EQ(Json(lineage)["producer"]["taskState"], "PIPELINE_TASK_STATE_CACHED");
+  ASSERT_EQ(Do("GET", "/v1/runs/r1/artifacts").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListArtifactsRequest>().run_id(), "r1");
+
+  ASSERT_EQ(Do("GET", "/v1/cache?pageSize=3").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListCacheEntriesRequest>().page_size(), 3);
+  ASSERT_EQ(Do("POST", "/v1/cache:prune", R"({"fingerprints":["f1","f2"]})").status, 200);
+  EXPECT_THAT(recorder().LastRequest<v1::PruneCacheRequest>().fingerprints(),
+              ElementsAre("f1", "f2"));
+  EXPECT_EQ(Do("POST", "/v1/cache:prune?all=true").status, 400);  // fields go in the body
+}
+
+TEST_F(RestServerTest, RunRoutes) {
+  ASSERT_EQ(Do("POST", "/v1/runs", R"({"pipeline":"p","parameters":{"n":"3"}})").status, 200);
+  auto create = recorder().LastRequest<v1::CreateRunRequest>();
+  EXPECT_EQ(create.pipeline(), "p");
+  EXPECT_EQ(create.parameters().at("n"), "3");
+
+  HttpReply get = Do("GET", "/v1/runs/r1");
+  ASSERT_EQ(get.status, 200);
+  EXPECT_EQ(Json(get)["id"], "r1");
+  EXPECT_EQ(Json(get)["state"], "PIPELINE_RUN_STATE_RUNNING");
+  ASSERT_EQ(
+      Do("GET", "/v1/runs?experiment=e&state=RUNNING&state=failed&sortBy=display_name").status,
+      200);
+  auto list = recorder().LastRequest<v1::ListRunsRequest>();
+  EXPECT_EQ(list.experiment(), "e");
+  EXPECT_THAT(list.states(),
+              ElementsAre(v1::PIPELINE_RUN_STATE_RUNNING, v1::PIPELINE_RUN_STATE_FAILED));
+  EXPECT_EQ(list.sort_by(), "display_name");
+
+  for (const char* verb : {"terminate", "retry", "archive", "unarchive"}) {
+    ASSERT_EQ(Do("POST", absl::StrCat("/v1/runs/r1:", verb)).status, 200) << verb;
+    EXPECT_EQ(recorder().LastRequest<v1::RunIdRequest>().run_id(), "r1");
+  }
+  EXPECT_EQ(recorder().Last().method, "UnarchiveRun");
+  ASSERT_EQ(Do("DELETE", "/v1/runs/r1").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DeleteRun");
+
+  ASSERT_EQ(Do("POST", "/v1/recurringruns",
+               R"({"pipeline":"p","recurringRun":{"displayName":"nightly",)"
+               R"("cron":{"cron":"0 0 * * * *"}}})")
+                .status,
+            200);
+  auto recurring = recorder().LastRequest<v1::CreateRecurringRunRequest>();
+  EXPECT_EQ(recurring.recurring_run().cron().cron(), "0 0 * * * *");
+  ASSERT_EQ(Do("GET", "/v1/recurringruns?pageSize=4").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListRecurringRunsRequest>().page_size(), 4);
+  ASSERT_EQ(Do("GET", "/v1/recurringruns/rr").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::RecurringRunIdRequest>().recurring_run_id(), "rr");
+  ASSERT_EQ(Do("POST", "/v1/recurringruns/rr:enable").status, 200);
+  EXPECT_EQ(recorder().Last().method, "EnableRecurringRun");
+  ASSERT_EQ(Do("POST", "/v1/recurringruns/rr:disable").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DisableRecurringRun");
+  ASSERT_EQ(Do("DELETE", "/v1/recurringruns/rr").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DeleteRecurringRun");
+
+  // Errors of the service map like any other.
+  recorder().FailNext(
+      grpc::Status(grpc::StatusCode::NOT_FOUND, "pipeline run \"x\" does not exist"));
+  HttpReply missing = Do("GET", "/v1/runs/x");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Json(missing)["message"], "pipeline run \"x\" does not exist");
+}
+
 TEST_F(RestServerTest, HealthzAndVersion) {
   HttpReply health = Do("GET", "/healthz");
   EXPECT_EQ(health.status, 200);
