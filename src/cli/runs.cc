@@ -52,23 +52,23 @@ std::string Duration(const google::protobuf::Timestamp& start,
 // The run and its tasks as a human reads them.
 std::string RenderRun(const pb::PipelineRun& run, const RenderContext& ctx) {
   Details details;
-  details.Add("Run:", run.id());
-  details.Add("Name:", run.display_name());
-  details.Add("Pipeline:", run.pipeline_name());
-  details.Add("State:", RunStateText(run.state()));
-  if (!run.error_message().empty()) details.Add("Error:", run.error_message());
-  details.Add("Queue:", run.queue());
-  details.Add("Owner:", run.owner());
-  details.Add("Created:", FormatTimeWithAge(run.create_time(), ctx));
-  details.Add("Duration:", Duration(run.start_time(), run.finish_time(), ctx));
-  if (!run.recurring_run_id().empty()) details.Add("Recurring run:", run.recurring_run_id());
+  details.Add("Run", run.id());
+  details.Add("Name", run.display_name());
+  details.Add("Pipeline", run.pipeline_name());
+  details.Add("State", RunStateText(run.state()));
+  if (!run.error_message().empty()) details.Add("Error", run.error_message());
+  details.Add("Queue", run.queue());
+  details.Add("Owner", run.owner());
+  details.Add("Created", FormatTimeWithAge(run.create_time(), ctx));
+  details.Add("Duration", Duration(run.start_time(), run.finish_time(), ctx));
+  if (!run.recurring_run_id().empty()) details.Add("Recurring run", run.recurring_run_id());
   for (const auto& [name, value] :
        std::map<std::string, std::string>(run.parameters().begin(), run.parameters().end())) {
-    details.Add(absl::StrCat("Param ", name, ":"), value);
+    details.Add(absl::StrCat("Param ", name), value);
   }
   for (const auto& [name, value] :
        std::map<std::string, std::string>(run.outputs().begin(), run.outputs().end())) {
-    details.Add(absl::StrCat("Output ", name, ":"), value);
+    details.Add(absl::StrCat("Output ", name), value);
   }
   std::string text = details.Render();
   if (run.tasks_size() > 0) {
@@ -376,15 +376,15 @@ absl::Status RecurringChange(const CommandEnv& env, const std::string& verb,
   }
   RETURN_IF_ERROR(FromGrpcStatus(status));
   Details details;
-  details.Add("Recurring run:", rr.id());
-  details.Add("Name:", rr.display_name());
-  details.Add("Trigger:", rr.has_cron()
-                              ? absl::StrCat("cron ", rr.cron().cron())
-                              : absl::StrCat("every ", rr.periodic().interval().seconds(), "s"));
-  details.Add("Enabled:", rr.enabled() ? "yes" : "no");
-  details.Add("Max concurrency:", absl::StrCat(rr.max_concurrency()));
-  details.Add("Catch-up:", rr.no_catchup() ? "no" : "yes");
-  details.Add("Last scheduled:", FormatTime(rr.last_scheduled_time(), env.render));
+  details.Add("Recurring run", rr.id());
+  details.Add("Name", rr.display_name());
+  details.Add("Trigger", rr.has_cron()
+                             ? absl::StrCat("cron ", rr.cron().cron())
+                             : absl::StrCat("every ", rr.periodic().interval().seconds(), "s"));
+  details.Add("Enabled", rr.enabled() ? "yes" : "no");
+  details.Add("Max concurrency", absl::StrCat(rr.max_concurrency()));
+  details.Add("Catch-up", rr.no_catchup() ? "no" : "yes");
+  details.Add("Last scheduled", FormatTime(rr.last_scheduled_time(), env.render));
   PrintMessage(env, rr, details.Render());
   return absl::OkStatus();
 }

@@ -33,6 +33,11 @@ class UpFixture : public ::testing::Test {
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "scratch");
+    StartUp();
+  }
+
+  // Starts `regatta up` on the test's data directory (again, after a kill).
+  void StartUp() {
     up_ = std::make_unique<Child>();
     std::vector<std::string> argv = {
         RegattaBinary(), "up",          "--data-dir",    (dir_ / "data").string(),
