@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "regatta/v1/run_service.grpc.pb.h"
+#include "tests/integration/pipeline_test_util.h"
 #include "tests/integration/platform_fixture.h"
 
 namespace regatta::testing {
@@ -20,18 +21,6 @@ namespace pb = regatta::v1;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
-
-std::string ReadTestPipeline(const std::string& name) {
-  std::ifstream in(std::string(REGATTA_PIPELINE_TESTDATA_DIR) + "/run/" + name);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-bool Ended(pb::PipelineRunState state) {
-  return state == pb::PIPELINE_RUN_STATE_SUCCEEDED || state == pb::PIPELINE_RUN_STATE_FAILED ||
-         state == pb::PIPELINE_RUN_STATE_SKIPPED || state == pb::PIPELINE_RUN_STATE_CANCELED;
-}
 
 class PipelineCatalogTest : public PlatformTest {
  protected:

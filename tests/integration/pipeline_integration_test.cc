@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "regatta/v1/run_service.grpc.pb.h"
 #include "src/api/run_service.h"
+#include "tests/integration/pipeline_test_util.h"
 #include "tests/integration/platform_fixture.h"
 
 namespace regatta::testing {
@@ -18,18 +19,6 @@ namespace {
 
 namespace pb = regatta::v1;
 using ::testing::HasSubstr;
-
-std::string ReadTestPipeline(const std::string& name) {
-  std::ifstream in(std::string(REGATTA_PIPELINE_TESTDATA_DIR) + "/run/" + name);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-bool Ended(pb::PipelineRunState state) {
-  return state == pb::PIPELINE_RUN_STATE_SUCCEEDED || state == pb::PIPELINE_RUN_STATE_FAILED ||
-         state == pb::PIPELINE_RUN_STATE_SKIPPED || state == pb::PIPELINE_RUN_STATE_CANCELED;
-}
 
 const pb::PipelineTask* TaskOf(const pb::PipelineRun& run, const std::string& path) {
   for (const pb::PipelineTask& t : run.tasks()) {
