@@ -22,31 +22,17 @@ N=${N:-1000}
 C=${C:-100}
 REPS=${REPS:-3}
 STEP_CPU=${STEP_CPU:-10m}
-echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
-
-work=$(mktemp -d -t regatta-pipeline-bench.XXXX)
-up_pid=""
-cleanup() {
-  [[ -n "$up_pid" ]] && kill "$up_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
+source "$here/bench/scripts/lib.sh"
+bench_machine_line
+bench_workdir regatta-pipeline-bench
 # Simulated steps run no process, so they write no outputs: bare steps.
 python3 "$here/bench/pipelines/make_pipelines.py" "$work/p" "$N" "$C" \
   "$([[ "${SIMULATED:-0}" == 1 ]] && echo bare || echo files)"
 
 start_up() {
-  rm -rf "$work/data"
   local extra=()
   [[ "${SIMULATED:-0}" == 1 ]] && extra=(--simulated-nodes 10 --set executor.simulated.duration.value=0s)
-  "$regatta" up --data-dir "$work/data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
-    --set logging.level=warn --set pipelines.stepCpu="$STEP_CPU" --set pipelines.stepMemory=8Mi \
-    "${extra[@]}" > "$work/up.out" 2> "$work/up.err" &
-  up_pid=$!
-  for _ in $(seq 100); do grep -q 'gRPC: ' "$work/up.out" && break; sleep 0.1; done
-  server=$(sed -n 's/.*gRPC: //p' "$work/up.out")
+  start_regatta_up --set pipelines.stepCpu="$STEP_CPU" --set pipelines.stepMemory=8Mi "${extra[@]}"
 }
 
 # One `pipeline run --watch`; prints "<wall s> <server s> <cached tasks>".
@@ -83,7 +69,7 @@ for rep in $(seq "$REPS"); do
     wall[$kind-cached]+="$w "; server_t[$kind-cached]+="$s "
     echo "  rep $rep $kind cached: wall $w s, server $s s (cached tasks: $cached)"
   done
-  kill "$up_pid"; wait "$up_pid" 2>/dev/null || true; up_pid=""
+  stop_regatta_up
 done
 label=regatta-up; [[ "${SIMULATED:-0}" == 1 ]] && label=regatta-up-simulated
 for key in fanout-cold fanout-cached chain-cold chain-cached; do

@@ -20,26 +20,13 @@ regatta=$build/cmd/regatta/regatta
 N=${N:-1000}
 REPS=${REPS:-3}
 CPU=${CPU:-10m}
-echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
-
-work=$(mktemp -d -t regatta-run-bench.XXXX)
-up_pid=""
-cleanup() {
-  [[ -n "$up_pid" ]] && kill "$up_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((NR+1)/2)] }'; }
+source "$here/bench/scripts/lib.sh"
+bench_machine_line
+bench_workdir regatta-run-bench
 
 times=()
 for rep in $(seq "$REPS"); do
-  rm -rf "$work/data"
-  "$regatta" up --data-dir "$work/data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
-    --set logging.level=warn > "$work/up.out" 2> "$work/up.err" &
-  up_pid=$!
-  for _ in $(seq 100); do grep -q 'gRPC: ' "$work/up.out" && break; sleep 0.1; done
-  server=$(sed -n 's/.*gRPC: //p' "$work/up.out")
+  start_regatta_up
   "$regatta" --server "$server" queue create bench > /dev/null
   printf 'queue: bench\njobSet: run%s\njobs:\n  - command: [/bin/true]\n    resources: {requests: {cpu: %s, memory: 8Mi}}\n    count: %s\n' \
     "$rep" "$CPU" "$N" > "$work/jobs.yaml"
@@ -51,7 +38,7 @@ for rep in $(seq "$REPS"); do
   t=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e-s }')
   times+=("$t")
   awk -v t="$t" -v n="$N" -v r="$rep" 'BEGIN { printf "  rep %d: %d jobs in %.3f s (%.0f jobs/s)\n", r, n, t, n/t }'
-  kill "$up_pid"; wait "$up_pid" 2>/dev/null || true; up_pid=""
+  stop_regatta_up
 done
 median=$(median_of "${times[@]}")
 awk -v t="$median" -v n="$N" -v r="$REPS" \
