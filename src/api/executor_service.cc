@@ -240,6 +240,7 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
   regatta::v1::ReportEventsResponse response;
   std::vector<regatta::v1::EventSequence> out;
   std::map<std::pair<std::string, std::string>, size_t> index;
+  std::vector<std::string> succeeded_jobs;
   {
     scheduler::JobDb& db = scheduler_->job_db();
     absl::ReaderMutexLock lock(&db.mutex());
@@ -268,6 +269,7 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
         }
         Event* copy = out[it->second].add_events();
         *copy = event;
+        if (event.has_job_run_succeeded()) succeeded_jobs.push_back(job_id);
         if (!copy->has_created()) SetTimestamp(ctx_->clock->Now(), copy->mutable_created());
       }
     }
@@ -278,6 +280,7 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
       return absl::UnavailableError(
           absl::StrCat("the event log did not take the events: ", offsets.status().message()));
     }
+    if (on_runs_succeeded_ && !succeeded_jobs.empty()) on_runs_succeeded_(succeeded_jobs);
   }
   // No wake-up for the scheduler: it cycles once the views include these events.
   registry_->Touch(request.executor_id(), ctx_->clock->Now());

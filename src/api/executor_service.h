@@ -2,6 +2,9 @@
 #define REGATTA_SRC_API_EXECUTOR_SERVICE_H_
 
 #include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -46,12 +49,20 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   // Ends open lease streams (shutdown).
   void Shutdown() { shutting_down_ = true; }
 
+  // Called with the job ids of runs whose success a report made durable, right after the
+  // append and before the views ingest it: the pipeline engine starts a chain's next step one
+  // ingest earlier. Set before serving.
+  void set_on_runs_succeeded(std::function<void(const std::vector<std::string>&)> callback) {
+    on_runs_succeeded_ = std::move(callback);
+  }
+
  private:
   const ApiContext* ctx_;
   scheduler::Scheduler* scheduler_;
   scheduler::ExecutorRegistry* registry_;
   const ExecutorServiceOptions options_;
   std::atomic<bool> shutting_down_{false};
+  std::function<void(const std::vector<std::string>&)> on_runs_succeeded_;
 };
 
 }  // namespace regatta::api

@@ -1,5 +1,6 @@
 #include "src/server/pipeline_backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -13,7 +14,20 @@ namespace pb = regatta::v1;
 using pipelines::engine::JobOutcome;
 
 absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> sequences) {
-  return ctx_->log->Append(std::move(sequences)).status();
+  bool has_cache_entries = false;
+  for (const pb::EventSequence& sequence : sequences) {
+    for (const pb::Event& event : sequence.events()) {
+      has_cache_entries = has_cache_entries || event.has_cache_entry_created();
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->Append(std::move(sequences)));
+  if (has_cache_entries && !offsets.empty()) {
+    const int64_t last = *std::max_element(offsets.begin(), offsets.end());
+    int64_t seen = cache_entries_offset_.load();
+    while (seen < last && !cache_entries_offset_.compare_exchange_weak(seen, last)) {
+    }
+  }
+  return absl::OkStatus();
 }
 
 auth::Principal PlatformPipelineBackend::OwnerOf(absl::string_view owner,
@@ -36,9 +50,12 @@ absl::Status PlatformPipelineBackend::Cancel(absl::string_view owner,
   return submit_->Cancel(OwnerOf(owner, request.job_set()), request).status();
 }
 
+absl::Status PlatformPipelineBackend::WaitForViews(int64_t offset) {
+  return ctx_->wait_for_views(offset, ctx_->clock->Now() + ctx_->view_wait_timeout);
+}
+
 absl::Status PlatformPipelineBackend::CatchUpViews() {
-  return ctx_->wait_for_views(ctx_->log->LastOffset(),
-                              ctx_->clock->Now() + ctx_->view_wait_timeout);
+  return WaitForViews(ctx_->log->LastOffset());
 }
 
 absl::StatusOr<pb::PipelineRun> PlatformPipelineBackend::GetRun(absl::string_view run_id) {
@@ -64,7 +81,8 @@ absl::StatusOr<std::vector<pb::PipelineRun>> PlatformPipelineBackend::ActiveRuns
 absl::StatusOr<absl::flat_hash_map<std::string, pb::CacheEntry>>
 PlatformPipelineBackend::LookupCache(const std::vector<std::string>& fingerprints, absl::Time now) {
   // Entries the engine published are in the log; the views must hold them before a lookup.
-  RETURN_IF_ERROR(CatchUpViews());
+  // Waiting for the whole log would put an ingest on the critical path of every chain step.
+  RETURN_IF_ERROR(WaitForViews(cache_entries_offset_.load()));
   return ctx_->store->LookupCacheEntries(fingerprints, now);
 }
 

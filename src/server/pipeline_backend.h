@@ -1,6 +1,8 @@
 #ifndef REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
 #define REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,12 +34,17 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
       const std::vector<std::string>& job_ids) override;
 
  private:
+  // Waits until the views include the log up to `offset`.
+  absl::Status WaitForViews(int64_t offset);
   absl::Status CatchUpViews();
   // The owner and groups a run's steps are submitted as.
   auth::Principal OwnerOf(absl::string_view owner, const std::string& job_set);
 
   const api::ApiContext* ctx_;
   api::SubmitService* submit_;
+  // The last offset of the engine's appends that carried cache entries: a lookup must see
+  // them (a step whose twin just succeeded is CACHED); it need not wait for anything else.
+  std::atomic<int64_t> cache_entries_offset_{0};
   absl::Mutex mu_;
   // Run job set -> groups of its owner (read once per run from the views).
   absl::flat_hash_map<std::string, std::vector<std::string>> groups_ ABSL_GUARDED_BY(mu_);

@@ -277,6 +277,14 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   executor_api_options.lease_wait = config.lease_wait;
   impl->executor_service = std::make_unique<api::ExecutorService>(
       &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
+  // A step's success reaches the engine as soon as it is durable (the ingest path stays as the
+  // fallback and for restarts; the engine ignores the second notice).
+  impl->executor_service->set_on_runs_succeeded([raw](const std::vector<std::string>& job_ids) {
+    pipelines::engine::PipelineEngine* engine =
+        raw->observed_engine.load(std::memory_order_acquire);
+    if (engine == nullptr) return;
+    for (const std::string& job_id : job_ids) engine->ObserveJobEnded(job_id, true, "");
+  });
   impl->api.executor_logs_address = [raw](absl::string_view executor_id) -> std::string {
     std::optional<scheduler::ExecutorState> state = raw->executors.Get(executor_id);
     return state.has_value() ? state->logs_address : "";
@@ -344,6 +352,8 @@ const std::string& Platform::data_dir() const { return impl_->data_dir; }
 bool Platform::anonymous_enabled() const { return impl_->anonymous; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
+api::ExecutorService* Platform::executor_service() { return impl_->executor_service.get(); }
+
 pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
   return impl_->pipeline_engine.get();
 }

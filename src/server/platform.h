@@ -25,8 +25,9 @@ namespace regatta::pipelines::engine {
 class PipelineEngine;
 }
 namespace regatta::api {
+class ExecutorService;
 class RunService;
-}
+}  // namespace regatta::api
 
 namespace regatta::server {
 
@@ -73,6 +74,7 @@ class Platform {
   store::Store* store();
   pipelines::engine::PipelineEngine* pipeline_engine();
   api::RunService* run_service();
+  api::ExecutorService* executor_service();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);
 

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
+#include "src/api/executor_service.h"
 #include "tests/integration/platform_fixture.h"
 
 namespace regatta::testing {
@@ -96,10 +97,23 @@ TEST_F(ExecutorApiTest, LeasesQueuedJobsOnReportedNodesAndTakesTheirRunEvents) {
   e = seq->add_events();
   e->mutable_job_run_succeeded()->set_job_id("no-such-job");
   e->mutable_job_run_succeeded()->set_run_id("no-such-run");
+  // Successes the report made durable are announced at once (the pipeline engine's fast path);
+  // an ignored run is not.
+  absl::Mutex announced_mu;
+  std::vector<std::string> announced;
+  platform_->executor_service()->set_on_runs_succeeded(
+      [&](const std::vector<std::string>& job_ids) {
+        absl::MutexLock lock(&announced_mu);
+        announced.insert(announced.end(), job_ids.begin(), job_ids.end());
+      });
   regatta::v1::ReportEventsResponse response;
   grpc::Status status = executor_->ReportEvents(Alice().get(), report, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_THAT(response.ignored_run_ids(), ::testing::ElementsAre("no-such-run"));
+  {
+    absl::MutexLock lock(&announced_mu);
+    EXPECT_THAT(announced, ::testing::ElementsAre(leases[0].job().id()));
+  }
 
   regatta::v1::GetJobStatusRequest req;
   req.add_job_ids(leases[0].job().id());

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -1258,6 +1259,9 @@ absl::Status SqliteStore::StoreClientIds(
   if (client_to_job.empty()) return absl::OkStatus();
   absl::MutexLock lock(&writer_mu_);
   Connection* conn = writer_.get();
+  // The log does not hold the dedup table, so this commit (unlike an ingest batch) is synced.
+  RETURN_IF_ERROR(conn->Exec("PRAGMA synchronous=FULL"));
+  absl::Cleanup normal = [conn] { (void)conn->Exec("PRAGMA synchronous=NORMAL"); };
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn, /*immediate=*/true));
   ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("INSERT OR IGNORE INTO client_ids (queue, client_id, "
                                             "job_id) VALUES (?1, ?2, ?3)"));
