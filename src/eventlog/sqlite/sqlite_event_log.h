@@ -24,12 +24,14 @@ namespace regatta::eventlog {
 
 // The embedded EventLog: one SQLite database file in WAL mode with synchronous=FULL.
 //
-// Appends are group-committed: each caller serializes its batch on its own thread, enqueues it
-// and blocks; one writer thread drains everything pending into a single transaction, commits
-// it (one fsync for all of them), assigns offsets and wakes the callers. Reads run on a small
+// Appends are group-committed: each caller serializes its batch on its own thread. A caller
+// that finds the log idle commits its batch itself (no thread switch on the path of a lone
+// append); otherwise it enqueues the batch and blocks, and one writer thread drains everything
+// pending into a single transaction once the current commit is done, commits it (one fsync for
+// all of them), assigns offsets and wakes the callers. Reads run on a small
 // pool of separate read-only connections, which WAL lets proceed alongside the writer.
 //
-// One SqliteEventLog per database file: offsets are assigned by this process's writer thread,
+// One SqliteEventLog per database file: offsets are assigned by this process's committer,
 // so a second writer on the same file would make appends fail (primary-key conflicts), never
 // silently reorder the log.
 //
@@ -53,13 +55,13 @@ class SqliteEventLog final : public EventLog {
     // 64 KiB ~6), smaller ones less written per small commit (a lone small append rewrites a
     // table and an index page: 4 KiB ~10 KB, 16 KiB ~33 KB, 64 KiB ~130 KB).
     int page_size = 16384;
-    // Test hook: called on the writer thread before each transaction begins.
+    // Test hook: called on the committing thread before each transaction begins.
     std::function<void()> before_commit_for_testing;
   };
 
   // Counters for tests, benchmarks and metrics.
   struct Stats {
-    int64_t commits = 0;         // transactions committed by the writer
+    int64_t commits = 0;         // transactions committed
     int64_t appends = 0;         // Append calls whose records were committed
     int64_t records = 0;         // sequences committed
     int64_t queued_appends = 0;  // Append calls waiting for the writer right now
@@ -67,6 +69,8 @@ class SqliteEventLog final : public EventLog {
   };
 
   static constexpr int kSchemaVersion = 1;
+  // Appends up to this many serialized bytes may commit on the caller's thread.
+  static constexpr size_t kInlineCommitBytes = 256 << 10;
 
   // Opens (creating if needed) the log at `path` and migrates its schema to kSchemaVersion.
   // FAILED_PRECONDITION if the file was written by a newer schema version.
@@ -119,6 +123,9 @@ class SqliteEventLog final : public EventLog {
 
   absl::Status PrepareWriter();
   void WriterLoop();
+  // Commits `batch` (one transaction; one per append if that fails), then marks each append
+  // done and publishes the new last offset. Only the holder of writing_ calls it.
+  void CommitAndPublish(const std::vector<PendingAppend*>& batch);
   // Checkpoints (or asks the checkpointer to) when the WAL has grown past the threshold.
   void MaybeCheckpoint();
   void CheckpointerLoop();
@@ -139,6 +146,8 @@ class SqliteEventLog final : public EventLog {
   absl::Mutex mu_;
   std::deque<PendingAppend*> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // Someone (the writer thread or an appender committing inline) holds the writer connection.
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool checkpoint_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool checkpoint_running_ ABSL_GUARDED_BY(mu_) = false;
   // WAL frames the last checkpoint copied into the database file.
@@ -148,13 +157,13 @@ class SqliteEventLog final : public EventLog {
   // Mirrors published_offset_ for lock-free LastOffset().
   std::atomic<int64_t> last_offset_{0};
 
-  // Only the writer thread touches these after construction.
+  // Only the holder of writing_ touches these after construction.
   sqlite3* writer_db_ = nullptr;
   sqlite3_stmt* insert_stmt_ = nullptr;
   sqlite3_stmt* begin_stmt_ = nullptr;
   sqlite3_stmt* commit_stmt_ = nullptr;
   int64_t next_offset_ = 1;
-  // WAL size in frames, set by SQLite's WAL hook after each commit (writer thread only).
+  // WAL size in frames, set by SQLite's WAL hook after each commit (holder of writing_ only).
   int wal_pages_ = 0;
   int64_t page_size_ = 4096;
   std::thread writer_thread_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -210,6 +211,51 @@ TEST_F(SqliteEventLogTest, NegativeMaxRecordsIsInvalidArgument) {
   ASSERT_NE(log, nullptr);
   EXPECT_EQ(log->Read(0, -1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(log->ReadJobSet("q", "js", 0, -1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A lone append commits on the caller's thread (no hand-off to the writer thread and back); an
+// append that finds a commit in progress is group-committed by the writer thread.
+TEST_F(SqliteEventLogTest, LoneAppendCommitsOnTheCallersThread) {
+  absl::Mutex mu;
+  std::vector<std::thread::id> committers;
+  absl::Notification first_commit_started;
+  absl::Notification release_first;
+  SqliteEventLog::Options options;
+  options.before_commit_for_testing = [&] {
+    bool first;
+    {
+      absl::MutexLock lock(&mu);
+      first = committers.empty();
+      committers.push_back(std::this_thread::get_id());
+    }
+    if (first) {
+      first_commit_started.Notify();
+      release_first.WaitForNotification();
+    }
+  };
+  auto log = MustOpen(options);
+  ASSERT_NE(log, nullptr);
+  std::thread::id first_caller;
+  std::thread first([&] {
+    first_caller = std::this_thread::get_id();
+    ASSERT_TRUE(log->Append({Seq("q", "js", "1")}).ok());
+  });
+  first_commit_started.WaitForNotification();
+  std::thread::id second_caller;
+  std::thread second([&] {
+    second_caller = std::this_thread::get_id();
+    ASSERT_TRUE(log->Append({Seq("q", "js", "2")}).ok());
+  });
+  while (log->GetStats().queued_appends < 1) absl::SleepFor(absl::Milliseconds(1));
+  release_first.Notify();
+  first.join();
+  second.join();
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(committers.size(), 2u);
+  EXPECT_EQ(committers[0], first_caller);
+  EXPECT_NE(committers[1], second_caller);  // queued behind the first: the writer thread's
+  EXPECT_NE(committers[1], first_caller);
+  EXPECT_EQ(log->LastOffset(), 2);
 }
 
 // Holds the writer in its first transaction until every other appender has queued, so the
