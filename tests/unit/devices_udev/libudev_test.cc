@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "src/common/clock.h"
 #include "src/devices/handlers/udev/discovery.h"
+#include "src/devices/handlers/udev/host_watch.h"
 #include "src/devices/handlers/udev/libudev_system.h"
 #include "src/devices/handlers/udev/match.h"
 #include "src/devices/handlers/udev/watch.h"
@@ -132,6 +133,28 @@ TEST(LibudevTest, MonitorOpensOrSaysWhyNot) {
   const absl::Time start = absl::Now();
   (*monitor)->WaitForEvents(absl::Milliseconds(50));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(HostDeviceWatchTest, FindsDevNullThenWaitsForAChange) {
+  absl::StatusOr<std::unique_ptr<HostDeviceWatch>> host = HostDeviceWatch::Create(
+      R"(udevRules: ['KERNEL=="null", SUBSYSTEM=="mem"'])", RealClock::Get());
+  ASSERT_TRUE(host.ok()) << host.status();
+  auto first = (*host)->watch().Next(absl::Seconds(5));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(first->has_value());
+  ASSERT_EQ((*first)->size(), 1u);
+  EXPECT_EQ((**first)[0].properties().at("UDEV_DEVNODE"), "/dev/null");
+  auto next = (*host)->watch().Next(absl::Milliseconds(50));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_FALSE(next->has_value());
+}
+
+TEST(HostDeviceWatchTest, BadDetailsAreInvalidArgumentNamingTheRule) {
+  absl::StatusOr<std::unique_ptr<HostDeviceWatch>> host = HostDeviceWatch::Create(
+      R"(udevRules: ['KERNEL=="null"', 'RUN+="/bin/sh"'])", RealClock::Get());
+  EXPECT_EQ(host.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(host.status().message()),
+              ::testing::StartsWith("udevRules[1]: key 'RUN' is not supported"));
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ namespace regatta::devices::udev {
 // The name the handler registers under, and the property names Akri's udev handler gives its
 // devices (brokers and jobs see them as environment variables).
 inline constexpr absl::string_view kHandlerName = "udev";
+// Registration's `shared`: a udev device belongs to the node that sees it.
+inline constexpr bool kSharedDevices = false;
 inline constexpr absl::string_view kDevnodeProperty = "UDEV_DEVNODE";
 inline constexpr absl::string_view kDevpathProperty = "UDEV_DEVPATH";
 // Cgroup permissions of every device node handed to a run.
