@@ -70,7 +70,8 @@ TEST(ParseUdevRuleTest, UnsupportedKeyListsTheSupportedOnes) {
             "key 'PROGRAM' is not supported; supported: KERNEL, SUBSYSTEM, DRIVER, DEVPATH, TAG, "
             "ATTR{name}, ENV{name}, KERNELS, SUBSYSTEMS, DRIVERS, TAGS, ATTRS{name}");
   EXPECT_THAT(ErrorOf(R"(NAME=="x")"), HasSubstr("key 'NAME' is not supported"));
-  EXPECT_THAT(ErrorOf(R"(kernel=="x")"), HasSubstr("key 'kernel' is not supported"));
+  EXPECT_THAT(ErrorOf(R"(kernel=="x")"),
+              HasSubstr("key 'kernel' is not supported (keys are upper case: KERNEL); supported:"));
   EXPECT_THAT(ErrorOf(R"(TEST{0644}=="x")"), HasSubstr("key 'TEST' is not supported"));
 }
 
@@ -97,6 +98,14 @@ TEST(ParseUdevRuleTest, ValueErrors) {
             "expected a double-quoted value after KERNEL== at column 9");
   EXPECT_EQ(ErrorOf(R"(KERNEL=="video0)"),
             "unterminated value of KERNEL (no closing '\"') at column 9");
+}
+
+TEST(ParseUdevRuleTest, ControlCharactersInValuesAreRefused) {
+  EXPECT_EQ(ErrorOf(std::string("KERNEL==\"nu\0ll\"", 15)),
+            "control character in the value of KERNEL at column 12");
+  EXPECT_EQ(ErrorOf("ENV{A}==\"a\nb\""), "control character in the value of ENV{A} at column 11");
+  // Whitespace around matches, newlines included (a YAML block scalar ends with one), is fine.
+  EXPECT_TRUE(ParseUdevRule("KERNEL==\"null\",\n\tSUBSYSTEM==\"mem\"\n").ok());
 }
 
 TEST(ParseUdevRuleTest, SeparatorErrors) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -116,8 +117,11 @@ class RuleParser {
 
     const KeyInfo* info = FindKey(word);
     if (info == nullptr) {
+      const std::string upper = absl::AsciiStrToUpper(word);
+      const std::string hint =
+          FindKey(upper) != nullptr ? absl::StrCat(" (keys are upper case: ", upper, ")") : "";
       return absl::InvalidArgumentError(
-          absl::StrCat("key '", word, "' is not supported; supported: ", kSupportedKeys));
+          absl::StrCat("key '", word, "' is not supported", hint, "; supported: ", kSupportedKeys));
     }
     if (info->takes_name && !has_name) {
       return ErrorAt(pos_, absl::StrCat(word, " needs a name in braces, e.g. ", word,
@@ -169,7 +173,11 @@ class RuleParser {
         pos_ += 2;
         continue;
       }
-      const char c = text_[pos_++];
+      const char c = text_[pos_];
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        return ErrorAt(pos_, absl::StrCat("control character in the value of ", display));
+      }
+      ++pos_;
       if (c == '"') break;
       value.push_back(c);
     }
