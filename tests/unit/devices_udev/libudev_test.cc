@@ -50,6 +50,12 @@ TEST(LibudevTest, SubsystemMemAndKernelPatternsNarrowTheSameWay) {
   EXPECT_THAT(ids,
               ::testing::ElementsAre("/devices/virtual/mem/null", "/devices/virtual/mem/zero"));
 
+  // A pinned subsystem may be a pattern with alternatives; libudev narrows with fnmatch too.
+  devices = Find(R"(udevRules: ['SUBSYSTEM=="m[e]m|regatta-none", KERNEL=="null"'])");
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].id(), "/devices/virtual/mem/null");
+
   devices = Find(R"(udevRules: ['SUBSYSTEM=="mem", KERNEL!="null"'])");
   ASSERT_TRUE(devices.ok()) << devices.status();
   for (const v0::Device& device : *devices) EXPECT_NE(device.id(), "/devices/virtual/mem/null");
