@@ -157,6 +157,17 @@ void ConvertRecord(const eventlog::LogRecord& record, std::vector<JobSetEvent>* 
       case Event::kCacheEntriesDeleted:
       case Event::kRecurringRunUpserted:
       case Event::kRecurringRunDeleted:
+      case Event::kConfigurationApplied:
+      case Event::kConfigurationDeleted:
+      case Event::kConfigurationStatusUpdated:
+      case Event::kInstanceNodeSeen:
+      case Event::kInstanceNodeLost:
+      case Event::kDeviceSlotClaimed:
+      case Event::kDeviceSlotReleased:
+      case Event::kSecretApplied:
+      case Event::kSecretDeleted:
+      case Event::kConfigMapApplied:
+      case Event::kConfigMapDeleted:
       case Event::EVENT_NOT_SET:
         break;
     }

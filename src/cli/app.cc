@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/cli/commands.h"
+#include "src/cli/devices_cli.h"
 #include "src/cli/flags.h"
 #include "src/cli/pipeline.h"
 #include "src/cli/pipelines_cli.h"
@@ -534,6 +535,40 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     prune->add_option("--fingerprint", prune_fingerprints, "An entry's fingerprint (repeatable)");
     prune->callback(
         [&] { status_action([&] { return CachePrune(env, prune_all, prune_fingerprints); }); });
+  }
+
+  // ---- devices: config apply|get|list|delete, instances list|get (the DeviceService)
+  std::string device_file, device_name, instance_configuration, instance_node;
+  {
+    CLI::App* config = app.add_subcommand(
+        "config", "Device Configurations, Secrets and ConfigMaps (Akri-style resource files)");
+    config->require_subcommand(1);
+    CLI::App* apply = AddVerb(config, "apply",
+                              "Create or replace every Configuration, Secret and ConfigMap of a "
+                              "YAML or JSON file");
+    apply->add_option("FILE", device_file, "Resource file (- for standard input)")->required();
+    apply->callback([&] { status_action([&] { return ConfigApply(env, device_file); }); });
+    CLI::App* del = AddVerb(config, "delete", "Delete every resource a file names");
+    del->add_option("FILE", device_file, "Resource file (- for standard input)")->required();
+    del->callback([&] { status_action([&] { return ConfigDelete(env, device_file); }); });
+    CLI::App* get = AddVerb(config, "get", "Show a Configuration and its discovery status");
+    get->add_option("NAME", device_name, "Configuration name")->required();
+    get->callback([&] { status_action([&] { return ConfigGet(env, device_name); }); });
+    AddVerb(config, "list", "List Configurations")->callback([&] {
+      status_action([&] { return ConfigList(env); });
+    });
+
+    CLI::App* instances = app.add_subcommand("instances", "Discovered devices (Instances)");
+    instances->require_subcommand(1);
+    CLI::App* list = AddVerb(instances, "list", "List Instances");
+    list->add_option("--configuration", instance_configuration, "Only this Configuration's");
+    list->add_option("--node", instance_node, "Only those this node sees");
+    list->callback([&] {
+      status_action([&] { return InstancesList(env, instance_configuration, instance_node); });
+    });
+    CLI::App* show = AddVerb(instances, "get", "Show an Instance and its slots");
+    show->add_option("NAME", device_name, "Instance name")->required();
+    show->callback([&] { status_action([&] { return InstancesGet(env, device_name); }); });
   }
 
   // ---- pipeline run, run, recurring (the RunService)

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   client->reports_ = regatta::v1::SchedulingReportService::NewStub(client->channel_);
   client->pipelines_ = regatta::v1::PipelineService::NewStub(client->channel_);
   client->runs_ = regatta::v1::RunService::NewStub(client->channel_);
+  client->devices_ = regatta::v1::DeviceService::NewStub(client->channel_);
   return client;
 }
 

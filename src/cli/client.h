@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "regatta/v1/device_service.grpc.pb.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
@@ -55,6 +56,7 @@ class Client {
   regatta::v1::SchedulingReportService::Stub& reports() { return *reports_; }
   regatta::v1::PipelineService::Stub& pipelines() { return *pipelines_; }
   regatta::v1::RunService::Stub& runs() { return *runs_; }
+  regatta::v1::DeviceService::Stub& devices() { return *devices_; }
 
  private:
   Client() = default;
@@ -69,7 +71,39 @@ class Client {
   std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
   std::unique_ptr<regatta::v1::PipelineService::Stub> pipelines_;
   std::unique_ptr<regatta::v1::RunService::Stub> runs_;
+  std::unique_ptr<regatta::v1::DeviceService::Stub> devices_;
 };
+
+// One unary call of `stub` with the client's deadline and credentials.
+template <typename Stub, typename Req, typename Resp>
+absl::StatusOr<Resp> CallUnary(const Client& client, Stub& stub,
+                               grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&,
+                                                            Resp*),
+                               const Req& request) {
+  Resp response;
+  auto context = client.UnaryContext();
+  absl::Status status = FromGrpcStatus((stub.*method)(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+// Every page of a listing (following next_page_token), merged into the first response;
+// `rows(response)` is the repeated field of its rows.
+template <typename Stub, typename Req, typename Resp, typename Rows>
+absl::StatusOr<Resp> CallAllPages(const Client& client, Stub& stub,
+                                  grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&,
+                                                               Resp*),
+                                  Req request, Rows rows) {
+  Resp all;
+  do {
+    absl::StatusOr<Resp> page = CallUnary(client, stub, method, request);
+    if (!page.ok()) return page.status();
+    for (auto& row : *rows(*page)) *rows(all)->Add() = std::move(row);
+    if (page->next_page_token() == request.page_token()) break;  // a server bug; do not spin
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return all;
+}
 
 }  // namespace regatta::cli
 

@@ -18,10 +18,7 @@ template <typename Req, typename Resp>
 absl::StatusOr<Resp> Call(Client& client,
                           grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
                           const Req& request) {
-  Resp response;
-  auto context = client.UnaryContext();
-  RETURN_IF_ERROR(FromGrpcStatus((client.pipelines().*method)(context.get(), request, &response)));
-  return response;
+  return CallUnary(client, client.pipelines(), method, request);
 }
 
 // Every page of a listing, merged into the first response.
@@ -30,14 +27,7 @@ absl::StatusOr<Resp> CallAllPages(Client& client,
                                   grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&,
                                                                Resp*),
                                   Req request, Rows rows) {
-  Resp all;
-  do {
-    ASSIGN_OR_RETURN(Resp page, Call(client, method, request));
-    for (auto& row : *rows(page)) *rows(all)->Add() = std::move(row);
-    if (page.next_page_token() == request.page_token()) break;  // a server bug; do not spin
-    request.set_page_token(page.next_page_token());
-  } while (!request.page_token().empty());
-  return all;
+  return cli::CallAllPages(client, client.pipelines(), method, std::move(request), rows);
 }
 
 absl::Status Required(const std::string& value, absl::string_view what) {

@@ -47,6 +47,16 @@ class Converter {
     out_.push_back(OffsetMutation{record_.offset, std::move(mutation)});
   }
 
+  // The event itself, moved out of an owned record, else copied (pipeline and device events
+  // are their own mutations).
+  void TakeEvent(int index, const Event& event, Event& out) {
+    if (owned_ != nullptr) {
+      out.Swap(owned_->sequence.mutable_events(index));
+    } else {
+      out = event;
+    }
+  }
+
   void Warn(int index, absl::string_view why) {
     LOG_WARN("skipping a log event", "offset", record_.offset, "event", index, "queue",
              record_.sequence.queue(), "job_set", record_.sequence.job_set(), "reason", why);
@@ -324,11 +334,25 @@ class Converter {
       case Event::kRecurringRunUpserted:
       case Event::kRecurringRunDeleted: {
         store::PipelineChange m;
-        if (owned_ != nullptr) {
-          m.event.Swap(owned_->sequence.mutable_events(index));
-        } else {
-          m.event = event;
-        }
+        TakeEvent(index, event, m.event);
+        Add(std::move(m));
+        return;
+      }
+      // ---- Devices (API server, device agents, scheduler) ----
+      // Each is its own mutation, like the pipeline events.
+      case Event::kConfigurationApplied:
+      case Event::kConfigurationDeleted:
+      case Event::kConfigurationStatusUpdated:
+      case Event::kInstanceNodeSeen:
+      case Event::kInstanceNodeLost:
+      case Event::kDeviceSlotClaimed:
+      case Event::kDeviceSlotReleased:
+      case Event::kSecretApplied:
+      case Event::kSecretDeleted:
+      case Event::kConfigMapApplied:
+      case Event::kConfigMapDeleted: {
+        store::DeviceChange m;
+        TakeEvent(index, event, m.event);
         Add(std::move(m));
         return;
       }

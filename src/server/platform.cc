@@ -14,6 +14,7 @@
 #include "src/api/event_service.h"
 #include "src/api/executor_service.h"
 #include "src/api/job_service.h"
+#include "src/api/device_service.h"
 #include "src/api/pipeline_service.h"
 #include "src/api/queue_service.h"
 #include "src/api/report_service.h"
@@ -60,6 +61,7 @@ struct Platform::Impl {
   std::atomic<pipelines::engine::PipelineEngine*> observed_engine{nullptr};
   std::unique_ptr<api::RunService> run_service;
   std::unique_ptr<api::PipelineService> pipeline_service;
+  std::unique_ptr<api::DeviceService> device_service;
   std::unique_ptr<pipelines::schedule::RecurringRunController> recurring_runs;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
@@ -272,6 +274,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   RETURN_IF_ERROR(impl->pipeline_engine->Start());
   impl->recurring_runs->Start();
   impl->pipeline_service = std::make_unique<api::PipelineService>(&impl->api);
+  impl->device_service = std::make_unique<api::DeviceService>(&impl->api);
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
@@ -303,6 +306,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   builder.RegisterService(impl->report_service.get());
   builder.RegisterService(impl->run_service.get());
   builder.RegisterService(impl->pipeline_service.get());
+  builder.RegisterService(impl->device_service.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/types.pb.h"
+#include "src/store/device_views.h"
 #include "src/store/pipeline_views.h"
 
 namespace regatta::store {
@@ -85,10 +86,12 @@ struct RunSetState {
   std::optional<regatta::v1::Error> error;
 };
 
-// PipelineChange (pipeline_views.h): one pipeline event, applied by its case.
-using Mutation = std::variant<QueueUpsert, QueueDelete, QueueSetCordoned, JobInsert,
-                              JobCancelRequested, JobSetCancelRequested, JobPreemptRequested,
-                              JobSetPriority, JobSetState, RunInsert, RunSetState, PipelineChange>;
+// PipelineChange (pipeline_views.h) and DeviceChange (device_views.h): one pipeline or device
+// event, applied by its case.
+using Mutation =
+    std::variant<QueueUpsert, QueueDelete, QueueSetCordoned, JobInsert, JobCancelRequested,
+                 JobSetCancelRequested, JobPreemptRequested, JobSetPriority, JobSetState, RunInsert,
+                 RunSetState, PipelineChange, DeviceChange>;
 
 struct OffsetMutation {
   int64_t offset = 0;  // log offset of the event behind it
@@ -226,11 +229,11 @@ bool IsTerminal(regatta::v1::RunState state);
 bool IsTerminal(regatta::v1::PipelineRunState state);
 bool IsTerminal(regatta::v1::PipelineTaskState state);
 
-// The views (queues, jobs, runs; and the pipeline views, PipelineViews) and the submit
-// deduplication table. Backends: SQLite (embedded), PostgreSQL (later). Every backend passes
-// tests/conformance/store_conformance.h. Thread-safe: any number of readers alongside one
-// ingest writer.
-class Store : public PipelineViews {
+// The views (queues, jobs, runs; the pipeline views, PipelineViews; the device views,
+// DeviceViews) and the submit deduplication table. Backends: SQLite (embedded), PostgreSQL
+// (later). Every backend passes tests/conformance/store_conformance.h. Thread-safe: any number
+// of readers alongside one ingest writer.
+class Store : public PipelineViews, public DeviceViews {
  public:
   ~Store() override = default;
 
@@ -309,8 +312,9 @@ class Store : public PipelineViews {
       const std::vector<std::pair<std::string, std::string>>& client_to_job) = 0;
 
   // ---- Tests and tools ----
-  // A canonical text dump of every view table, the pipeline views' included (not the dedup
-  // table or consumer offsets), used by the replay-equality test to compare two stores.
+  // A canonical text dump of every view table, the pipeline and device views' included (not
+  // the dedup table or consumer offsets), used by the replay-equality test to compare two
+  // stores.
   virtual absl::StatusOr<std::string> DumpViews() = 0;
 };
 

@@ -222,6 +222,27 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend> {
     return result.ok() ? *result : IngestResult{};
   }
 
+  // Applies `history` to store_ one mutation per batch and, at the same offsets, to a new empty
+  // store of the backend in one batch; the dumps of both, store_'s first (empty on an error).
+  std::pair<std::string, std::string> DumpsOfTwoReplays(std::vector<Mutation> history) {
+    std::unique_ptr<Store> other = NewStore();
+    if (other == nullptr) return {};
+    std::vector<OffsetMutation> all;
+    int64_t offset = offset_;
+    for (Mutation& m : history) {
+      ++offset;
+      all.push_back(OffsetMutation{offset, m});
+      ApplyAt({OffsetMutation{offset, std::move(m)}}, offset);
+    }
+    ApplyAt(std::move(all), offset, other.get());
+    absl::StatusOr<std::string> a = store_->DumpViews();
+    absl::StatusOr<std::string> b = other->DumpViews();
+    EXPECT_TRUE(a.ok()) << a.status();
+    EXPECT_TRUE(b.ok()) << b.status();
+    if (!a.ok() || !b.ok()) return {};
+    return {*std::move(a), *std::move(b)};
+  }
+
   void InsertJobs(int begin, int end, TestJob base = {}) {
     std::vector<Mutation> mutations;
     for (int i = begin; i < end; ++i) {
@@ -1239,5 +1260,7 @@ TEST_P(StoreConformanceTest, SchedulerLoadStreamsInChunks) {
 
 // The pipeline views' cases, on the same fixture.
 #include "tests/conformance/pipeline_views_conformance.h"  // IWYU pragma: export
+// The device views' cases, on the same fixture.
+#include "tests/conformance/device_views_conformance.h"  // IWYU pragma: export
 
 #endif  // REGATTA_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_

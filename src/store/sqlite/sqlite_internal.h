@@ -1,8 +1,8 @@
 #ifndef REGATTA_SRC_STORE_SQLITE_SQLITE_INTERNAL_H_
 #define REGATTA_SRC_STORE_SQLITE_SQLITE_INTERNAL_H_
 
-// Shared by the SQLite backend's files (sqlite_store.cc, sqlite_pipeline_views.cc); not part of
-// the store's interface.
+// Shared by the SQLite backend's files (sqlite_store.cc, sqlite_pipeline_views.cc,
+// sqlite_device_views.cc); not part of the store's interface.
 
 #include <sqlite3.h>
 
@@ -19,9 +19,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/message_lite.h"
 #include "google/protobuf/timestamp.pb.h"
@@ -315,6 +319,134 @@ void AppendInList(absl::string_view column, std::vector<T> values, std::string& 
   absl::StrAppend(&sql, ")");
 }
 
+// ---- Pages and single rows (pipeline and device views) ----
+
+inline constexpr int kDefaultPageSize = 100;
+inline constexpr int kMaxPageSize = 10'000;
+
+// ---- Page tokens ---------------------------------------------------------------------------
+// A page token is the last row's sort key: (a number, a text, the row's seq), tagged with the
+// listing it belongs to, in web-safe base64 so that it is opaque and URL-clean.
+
+struct PageKey {
+  int64_t seq = 0;
+  int64_t number = 0;
+  std::string text;
+};
+
+inline std::string EncodePageToken(absl::string_view listing, const PageKey& key) {
+  return absl::WebSafeBase64Escape(
+      absl::StrCat(listing, ":", key.seq, ":", key.number, ":", key.text));
+}
+
+inline absl::StatusOr<PageKey> DecodePageToken(absl::string_view listing, absl::string_view token) {
+  auto invalid = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token: not a page token of the ", listing, " listing"));
+  };
+  std::string raw;
+  if (!absl::WebSafeBase64Unescape(token, &raw)) return invalid();
+  std::vector<std::string> parts = absl::StrSplit(raw, absl::MaxSplits(':', 3));
+  PageKey key;
+  if (parts.size() != 4 || parts[0] != listing || !absl::SimpleAtoi(parts[1], &key.seq) ||
+      !absl::SimpleAtoi(parts[2], &key.number)) {
+    return invalid();
+  }
+  key.text = std::move(parts[3]);
+  return key;
+}
+
+inline int PageSize(int limit) {
+  if (limit <= 0) return kDefaultPageSize;
+  return std::min(limit, kMaxPageSize);
+}
+
+// Keeps `size` rows of the `size + 1` a query read; the token continues after the last kept.
+template <typename T>
+void FinishPage(Page<T>& page, std::vector<PageKey>& keys, int size, absl::string_view listing) {
+  if (static_cast<int>(page.rows.size()) <= size) return;
+  page.rows.resize(size);
+  page.next_page_token = EncodePageToken(listing, keys[size - 1]);
+}
+
+// One row's body by a key column; NOT_FOUND naming `what`.
+template <typename Message>
+absl::StatusOr<Message> GetBody(Connection* conn, absl::string_view table,
+                                absl::string_view key_column, absl::string_view key,
+                                absl::string_view what) {
+  ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(absl::StrCat("SELECT body FROM ", table, " WHERE ",
+                                                         key_column, " = ?1")));
+  stmt.BindText(1, key);
+  ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat(what, " not found"));
+  Message message;
+  RETURN_IF_ERROR(ParseBlob(stmt.Blob(0), &message, table, key_column, key, "body"));
+  return message;
+}
+
+// A page of rows in the order of a unique text column (names, fingerprints).
+// `extra_where` may use parameters ?4, ?5, ... bound to `extra_params` in order.
+template <typename Message>
+absl::StatusOr<Page<Message>> ListByText(Connection* conn, absl::string_view table,
+                                         absl::string_view column, absl::string_view extra_where,
+                                         const PageRequest& request,
+                                         const SqlParams& extra_params = {}) {
+  PageKey after;
+  if (!request.page_token.empty()) {
+    ASSIGN_OR_RETURN(after, DecodePageToken(table, request.page_token));
+  }
+  const int size = PageSize(request.limit);
+  ASSIGN_OR_RETURN(Stmt stmt,
+                   conn->Prepare(absl::StrCat("SELECT ", column, ", body FROM ", table,
+                                              " WHERE (?1 = 0 OR ", column, " > ?2)", extra_where,
+                                              " ORDER BY ", column, " LIMIT ?3")));
+  stmt.Bind(1, request.page_token.empty() ? 0 : 1).BindText(2, after.text).Bind(3, size + 1);
+  for (size_t i = 0; i < extra_params.size(); ++i) {
+    const int index = static_cast<int>(i) + 4;
+    if (const auto* v = std::get_if<int64_t>(&extra_params[i])) {
+      stmt.Bind(index, *v);
+    } else {
+      stmt.BindText(index, std::get<std::string>(extra_params[i]));
+    }
+  }
+  Page<Message> page;
+  std::vector<PageKey> keys;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    PageKey& key = keys.emplace_back();
+    key.text = std::string(stmt.Text(0));
+    RETURN_IF_ERROR(
+        ParseBlob(stmt.Blob(1), &page.rows.emplace_back(), table, column, key.text, "body"));
+  }
+  FinishPage(page, keys, size, table);
+  return page;
+}
+
+// ---- Applying events that are their own mutation (pipeline and device views) ----
+
+// Records in `result` why an event could not be applied: "offset N: <Kind> <row>: <why>", Kind
+// being the event's message name ("PipelineTaskUpdated"), or "<mutation>(case N)" for a case
+// without one.
+inline void SkipEvent(const regatta::v1::Event& event, absl::string_view mutation, int64_t offset,
+                      absl::string_view row, absl::string_view why, IngestResult* result) {
+  const google::protobuf::FieldDescriptor* field =
+      regatta::v1::Event::descriptor()->FindFieldByNumber(event.event_case());
+  const std::string kind =
+      field == nullptr || field->message_type() == nullptr
+          ? absl::StrCat(mutation, "(case ", static_cast<int>(event.event_case()), ")")
+          : std::string(field->message_type()->name());
+  result->skipped.push_back(absl::StrCat("offset ", offset, ": ", kind, " ", row, ": ", why));
+}
+
+inline absl::Status DeleteRowsWhere(Connection* conn, absl::string_view table,
+                                    absl::string_view column, absl::string_view value) {
+  ASSIGN_OR_RETURN(Stmt stmt,
+                   conn->Prepare(absl::StrCat("DELETE FROM ", table, " WHERE ", column, " = ?1")));
+  stmt.BindText(1, value);
+  return stmt.Run();
+}
+
 // ---- Pipeline views (sqlite_pipeline_views.cc) ----
 
 // Applies one pipeline event inside the writer's ingest transaction; what cannot be applied
@@ -326,6 +458,18 @@ const std::vector<std::pair<absl::string_view, absl::string_view>>& PipelineDump
 // The message a pipeline table's blob column holds (nullptr: not a pipeline blob).
 std::unique_ptr<google::protobuf::Message> PipelineBlobMessage(absl::string_view table,
                                                                absl::string_view column);
+
+// ---- Device views (sqlite_device_views.cc) ----
+
+// Applies one device event inside the writer's ingest transaction; what cannot be applied goes
+// to result->skipped.
+absl::Status ApplyDeviceChange(Connection* conn, int64_t offset, const DeviceChange& change,
+                               IngestResult* result);
+// DumpViews' (table, query) pairs for the device tables.
+const std::vector<std::pair<absl::string_view, absl::string_view>>& DeviceDumpQueries();
+// The message a device table's blob column holds (nullptr: not a device blob).
+std::unique_ptr<google::protobuf::Message> DeviceBlobMessage(absl::string_view table,
+                                                             absl::string_view column);
 
 }  // namespace sqlite_internal
 

@@ -41,9 +41,6 @@ constexpr absl::string_view kActiveRunStates = "(0, 1, 2, 6)";
 // artifact_events.kind
 enum class ArtifactEventKind : int64_t { kInput = 1, kOutput = 2, kRepublished = 3 };
 
-constexpr int kDefaultPageSize = 100;
-constexpr int kMaxPageSize = 10'000;
-
 // "SUCCEEDED" for PIPELINE_TASK_STATE_SUCCEEDED.
 std::string TaskStateName(PipelineTaskState state) {
   constexpr absl::string_view kPrefix = "PIPELINE_TASK_STATE_";
@@ -115,18 +112,8 @@ class PipelineApplier {
   }
 
  private:
-  // The event's message name, e.g. "PipelineTaskUpdated".
-  std::string Kind() const {
-    const google::protobuf::FieldDescriptor* field =
-        Event::descriptor()->FindFieldByNumber(event_.event_case());
-    if (field == nullptr || field->message_type() == nullptr) {
-      return absl::StrCat("PipelineChange(case ", static_cast<int>(event_.event_case()), ")");
-    }
-    return std::string(field->message_type()->name());
-  }
-
   void Skip(absl::string_view row, absl::string_view why) {
-    result_->skipped.push_back(absl::StrCat("offset ", offset_, ": ", Kind(), " ", row, ": ", why));
+    SkipEvent(event_, "PipelineChange", offset_, row, why, result_);
   }
 
   // The seq of the row whose `column` is `value`, if any.
@@ -142,10 +129,7 @@ class PipelineApplier {
 
   absl::Status DeleteWhere(absl::string_view table, absl::string_view column,
                            absl::string_view value) {
-    ASSIGN_OR_RETURN(
-        Stmt stmt, conn_->Prepare(absl::StrCat("DELETE FROM ", table, " WHERE ", column, " = ?1")));
-    stmt.BindText(1, value);
-    return stmt.Run();
+    return DeleteRowsWhere(conn_, table, column, value);
   }
 
   absl::Status CreatePipeline(const Pipeline& pipeline) {
@@ -622,51 +606,6 @@ std::unique_ptr<google::protobuf::Message> PipelineBlobMessage(absl::string_view
 
 namespace {
 
-// ---- Pages -----------------------------------------------------------------------------------
-// A page token is the last row's sort key: (a number, a text, the row's seq), tagged with the
-// listing it belongs to, in web-safe base64 so that it is opaque and URL-clean.
-
-struct PageKey {
-  int64_t seq = 0;
-  int64_t number = 0;
-  std::string text;
-};
-
-std::string EncodePageToken(absl::string_view listing, const PageKey& key) {
-  return absl::WebSafeBase64Escape(
-      absl::StrCat(listing, ":", key.seq, ":", key.number, ":", key.text));
-}
-
-absl::StatusOr<PageKey> DecodePageToken(absl::string_view listing, absl::string_view token) {
-  auto invalid = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("page_token: not a page token of the ", listing, " listing"));
-  };
-  std::string raw;
-  if (!absl::WebSafeBase64Unescape(token, &raw)) return invalid();
-  std::vector<std::string> parts = absl::StrSplit(raw, absl::MaxSplits(':', 3));
-  PageKey key;
-  if (parts.size() != 4 || parts[0] != listing || !absl::SimpleAtoi(parts[1], &key.seq) ||
-      !absl::SimpleAtoi(parts[2], &key.number)) {
-    return invalid();
-  }
-  key.text = std::move(parts[3]);
-  return key;
-}
-
-int PageSize(int limit) {
-  if (limit <= 0) return kDefaultPageSize;
-  return std::min(limit, kMaxPageSize);
-}
-
-// Keeps `size` rows of the `size + 1` a query read; the token continues after the last kept.
-template <typename T>
-void FinishPage(Page<T>& page, std::vector<PageKey>& keys, int size, absl::string_view listing) {
-  if (static_cast<int>(page.rows.size()) <= size) return;
-  page.rows.resize(size);
-  page.next_page_token = EncodePageToken(listing, keys[size - 1]);
-}
-
 // ---- Reading rows ----------------------------------------------------------------------------
 
 absl::StatusOr<PipelineRun> ReadRun(const Stmt& stmt, int body_col, int spec_col,
@@ -698,50 +637,6 @@ absl::Status ReadTasks(Connection* conn, absl::string_view run_id, PipelineRun& 
     ASSIGN_OR_RETURN(*run.add_tasks(), ReadTask(stmt, 0, run_id));
   }
   return absl::OkStatus();
-}
-
-// One row's body by a key column; NOT_FOUND naming `what`.
-template <typename Message>
-absl::StatusOr<Message> GetBody(Connection* conn, absl::string_view table,
-                                absl::string_view key_column, absl::string_view key,
-                                absl::string_view what) {
-  ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare(absl::StrCat("SELECT body FROM ", table, " WHERE ",
-                                                         key_column, " = ?1")));
-  stmt.BindText(1, key);
-  ASSIGN_OR_RETURN(bool found, stmt.Step());
-  if (!found) return absl::NotFoundError(absl::StrCat(what, " not found"));
-  Message message;
-  RETURN_IF_ERROR(ParseBlob(stmt.Blob(0), &message, table, key_column, key, "body"));
-  return message;
-}
-
-// A page of rows in the order of a unique text column (names, fingerprints).
-template <typename Message>
-absl::StatusOr<Page<Message>> ListByText(Connection* conn, absl::string_view table,
-                                         absl::string_view column, absl::string_view extra_where,
-                                         const PageRequest& request) {
-  PageKey after;
-  if (!request.page_token.empty()) {
-    ASSIGN_OR_RETURN(after, DecodePageToken(table, request.page_token));
-  }
-  const int size = PageSize(request.limit);
-  ASSIGN_OR_RETURN(Stmt stmt,
-                   conn->Prepare(absl::StrCat("SELECT ", column, ", body FROM ", table,
-                                              " WHERE (?1 = 0 OR ", column, " > ?2)", extra_where,
-                                              " ORDER BY ", column, " LIMIT ?3")));
-  stmt.Bind(1, request.page_token.empty() ? 0 : 1).BindText(2, after.text).Bind(3, size + 1);
-  Page<Message> page;
-  std::vector<PageKey> keys;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) break;
-    PageKey& key = keys.emplace_back();
-    key.text = std::string(stmt.Text(0));
-    RETURN_IF_ERROR(
-        ParseBlob(stmt.Blob(1), &page.rows.emplace_back(), table, column, key.text, "body"));
-  }
-  FinishPage(page, keys, size, table);
-  return page;
 }
 
 }  // namespace

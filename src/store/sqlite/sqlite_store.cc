@@ -167,7 +167,10 @@ std::unique_ptr<google::protobuf::Message> BlobMessage(absl::string_view table,
   if (column == "requests") return std::make_unique<regatta::v1::ResourceRequirements>();
   if (column == "spec" && table == "queues") return std::make_unique<regatta::v1::Queue>();
   if (column == "spec" && table == "jobs") return std::make_unique<regatta::v1::Job>();
-  return sqlite_internal::PipelineBlobMessage(table, column);
+  std::unique_ptr<google::protobuf::Message> pipeline =
+      sqlite_internal::PipelineBlobMessage(table, column);
+  if (pipeline != nullptr) return pipeline;
+  return sqlite_internal::DeviceBlobMessage(table, column);
 }
 
 // One value of a dump line: integers as is, text quoted, protobuf blobs as text (map entries
@@ -599,6 +602,10 @@ class Applier {
 
   absl::Status Do(int64_t offset, const PipelineChange& m) {
     return sqlite_internal::ApplyPipelineChange(conn_, offset, m, result_);
+  }
+
+  absl::Status Do(int64_t offset, const DeviceChange& m) {
+    return sqlite_internal::ApplyDeviceChange(conn_, offset, m, result_);
   }
 
   absl::Status Do(int64_t offset, const RunSetState& m) {
@@ -1296,6 +1303,8 @@ absl::StatusOr<std::string> SqliteStore::DumpViews() {
                                                                        std::end(kQueries));
   const auto& pipeline_queries = sqlite_internal::PipelineDumpQueries();
   queries.insert(queries.end(), pipeline_queries.begin(), pipeline_queries.end());
+  const auto& device_queries = sqlite_internal::DeviceDumpQueries();
+  queries.insert(queries.end(), device_queries.begin(), device_queries.end());
   ASSIGN_OR_RETURN(ReaderLease conn, AcquireReader());
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn.get(), /*immediate=*/false));
   std::string out;

@@ -115,6 +115,17 @@ class SqliteStore final : public Store {
   absl::StatusOr<Page<regatta::v1::RecurringRun>> ListRecurringRuns(
       const PageRequest& page) override;
 
+  // DeviceViews (sqlite_device_views.cc).
+  absl::StatusOr<regatta::v1::Configuration> GetConfiguration(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::Configuration>> ListConfigurations(
+      const PageRequest& page) override;
+  absl::StatusOr<regatta::v1::Instance> GetInstance(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::Instance>> ListInstances(const InstanceFilter& filter) override;
+  absl::StatusOr<regatta::v1::Secret> GetSecret(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::Secret>> ListSecrets(const PageRequest& page) override;
+  absl::StatusOr<regatta::v1::ConfigMap> GetConfigMap(absl::string_view name) override;
+  absl::StatusOr<Page<regatta::v1::ConfigMap>> ListConfigMaps(const PageRequest& page) override;
+
   // Versions recorded in schema_migrations, ascending (tests and `regatta` diagnostics).
   absl::StatusOr<std::vector<int>> AppliedMigrations();
 

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "src/cli/app.h"
+#include "tests/unit/cli/fake_server_test_base.h"
 
 namespace regatta::cli {
 namespace {
@@ -96,36 +97,15 @@ class FakeCatalog final : public v1::PipelineService::Service {
   v1::PruneCacheRequest last_prune;
 };
 
-class PipelinesCliTest : public ::testing::Test {
+class PipelinesCliTest : public FakeServerCliTest {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(&catalog_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
+    StartServer(&catalog_);
     spec_file_ = absl::StrCat(::testing::TempDir(), "/pipelines_cli_test.yaml");
     std::ofstream(spec_file_) << "pipelineInfo: {name: x}\n";
   }
-  void TearDown() override { server_->Shutdown(); }
 
-  struct Result {
-    int code;
-    std::string out;
-    std::string err;
-  };
-
-  Result Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--server", absl::StrCat("127.0.0.1:", port_)});
-    std::istringstream in;
-    std::ostringstream out, err;
-    int code = RunCli(args, in, out, err);
-    return {code, out.str(), err.str()};
-  }
-
-  int port_ = 0;
   FakeCatalog catalog_;
-  std::unique_ptr<grpc::Server> server_;
   std::string spec_file_;
 };
 

@@ -287,16 +287,19 @@ TEST(ConvertSequenceTest, IsDeterministic) {
             std::get<store::JobSetState>(b[1].mutation).error->message());
 }
 
-TEST(ConvertSequenceTest, EveryPipelineEventIsOnePipelineChange) {
-  // Every case of the event oneof declared in pipelines.proto, found by reflection so that a
-  // new pipeline event is covered too.
+// Converts every case of the event oneof declared in `proto_file` (found by reflection, so that
+// a new event is covered too) and expects each to be one `Change` carrying the event; returns
+// how many cases there were.
+template <typename Change>
+int ExpectEveryEventIsOneChange(absl::string_view proto_file) {
   const google::protobuf::OneofDescriptor* oneof =
       regatta::v1::Event::descriptor()->FindOneofByName("event");
-  ASSERT_NE(oneof, nullptr);
+  EXPECT_NE(oneof, nullptr);
+  if (oneof == nullptr) return 0;
   int cases = 0;
   for (int i = 0; i < oneof->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* field = oneof->field(i);
-    if (field->message_type()->file()->name() != "regatta/v1/pipelines.proto") continue;
+    if (field->message_type()->file()->name() != proto_file) continue;
     ++cases;
     regatta::v1::Event event;
     event.mutable_created()->set_seconds(1'700'000'123);
@@ -316,12 +319,20 @@ TEST(ConvertSequenceTest, EveryPipelineEventIsOnePipelineChange) {
       record.sequence = Sequence("", "", {event});
       std::vector<store::OffsetMutation> mutations =
           moved ? ConvertSequence(std::move(record)) : ConvertSequence(record);
-      store::PipelineChange change = Only<store::PipelineChange>(mutations);
+      Change change = Only<Change>(mutations);
       EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(change.event, event))
           << field->name() << ": " << change.event.ShortDebugString();
     }
   }
-  EXPECT_EQ(cases, 15);
+  return cases;
+}
+
+TEST(ConvertSequenceTest, EveryPipelineEventIsOnePipelineChange) {
+  EXPECT_EQ(ExpectEveryEventIsOneChange<store::PipelineChange>("regatta/v1/pipelines.proto"), 15);
+}
+
+TEST(ConvertSequenceTest, EveryDeviceEventIsOneDeviceChange) {
+  EXPECT_EQ(ExpectEveryEventIsOneChange<store::DeviceChange>("regatta/v1/devices.proto"), 11);
 }
 
 }  // namespace

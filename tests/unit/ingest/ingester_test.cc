@@ -169,6 +169,34 @@ class FlakyStore final : public store::Store {
       const store::PageRequest& page) override {
     return inner_->ListRecurringRuns(page);
   }
+  absl::StatusOr<regatta::v1::Configuration> GetConfiguration(absl::string_view name) override {
+    return inner_->GetConfiguration(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::Configuration>> ListConfigurations(
+      const store::PageRequest& page) override {
+    return inner_->ListConfigurations(page);
+  }
+  absl::StatusOr<regatta::v1::Instance> GetInstance(absl::string_view name) override {
+    return inner_->GetInstance(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::Instance>> ListInstances(
+      const store::InstanceFilter& filter) override {
+    return inner_->ListInstances(filter);
+  }
+  absl::StatusOr<regatta::v1::Secret> GetSecret(absl::string_view name) override {
+    return inner_->GetSecret(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::Secret>> ListSecrets(
+      const store::PageRequest& page) override {
+    return inner_->ListSecrets(page);
+  }
+  absl::StatusOr<regatta::v1::ConfigMap> GetConfigMap(absl::string_view name) override {
+    return inner_->GetConfigMap(name);
+  }
+  absl::StatusOr<store::Page<regatta::v1::ConfigMap>> ListConfigMaps(
+      const store::PageRequest& page) override {
+    return inner_->ListConfigMaps(page);
+  }
 
  private:
   store::Store* inner_;

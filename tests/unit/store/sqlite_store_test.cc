@@ -129,17 +129,18 @@ TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndRecorded) {
     ASSERT_NE(store, nullptr);
     absl::StatusOr<std::vector<int>> applied = store->AppliedMigrations();
     ASSERT_TRUE(applied.ok()) << applied.status();
-    EXPECT_THAT(*applied, ElementsAre(1, 2, 3, 4, 5));
+    EXPECT_THAT(*applied, ElementsAre(1, 2, 3, 4, 5, 6));
   }
   const int64_t now = absl::ToUnixMicros(clock_.Now());
   EXPECT_EQ(RawQuery("SELECT version, name, applied_at_us FROM schema_migrations"),
             absl::StrCat("1|initial|", now, "\n2|scheduler_delta|", now, "\n3|job_templates|", now,
-                         "\n4|active_job_indexes|", now, "\n5|pipelines|", now, "\n"));
+                         "\n4|active_job_indexes|", now, "\n5|pipelines|", now, "\n6|devices|", now,
+                         "\n"));
   clock_.Advance(absl::Hours(1));
   // Reopening applies nothing again (CREATE TABLE would fail if it did).
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "5\n");
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "6\n");
 }
 
 TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
@@ -149,12 +150,13 @@ TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
   {
     std::unique_ptr<SqliteStore> store = Open(options);
     ASSERT_NE(store, nullptr);
-    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 3, 4, 5, 90));
+    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 3, 4, 5, 6, 90));
   }
   std::unique_ptr<SqliteStore> store = Open(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"),
-            "initial\nscheduler_delta\njob_templates\nactive_job_indexes\npipelines\nextra\n");
+            "initial\nscheduler_delta\njob_templates\nactive_job_indexes\npipelines\ndevices\n"
+            "extra\n");
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
@@ -166,7 +168,7 @@ TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("90_broken"));
   // The embedded migrations stay; nothing of migration 90 does.
-  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n3\n4\n5\n");
+  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n3\n4\n5\n6\n");
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), "0\n");
   ASSERT_NE(Open(), nullptr);
 }

@@ -1,0 +1,283 @@
+#include "src/api/device_service.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/api/pipeline_refs.h"
+#include "src/api/serve.h"
+#include "src/common/status_macros.h"
+#include "src/devices/config/config.h"
+
+namespace regatta::api {
+
+namespace pb = regatta::v1;
+
+namespace {
+
+constexpr auth::GlobalPermission kWritePermission = auth::GlobalPermission::kCreateQueue;
+
+absl::Status RequireName(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: required");
+  return absl::OkStatus();
+}
+
+// A page of the store as a response's rows and token.
+template <typename Row, typename Rows>
+void CopyPage(store::Page<Row> page, Rows* rows, std::string* next_page_token) {
+  for (Row& row : page.rows) *rows->Add() = std::move(row);
+  *next_page_token = std::move(page.next_page_token);
+}
+
+// INVALID_ARGUMENT naming the page size, else the store's page request.
+absl::StatusOr<store::PageRequest> PageOf(int page_size, const std::string& page_token) {
+  RETURN_IF_ERROR(CheckPageSize(page_size));
+  return store::PageRequest{page_token, page_size};
+}
+
+}  // namespace
+
+// ---- gRPC adapters ---------------------------------------------------------------------------
+
+grpc::Status DeviceService::ApplyConfiguration(grpc::ServerContext* call,
+                                               const pb::ApplyConfigurationRequest* request,
+                                               pb::Configuration* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return ApplyConfigurationCore(p, request->configuration());
+  });
+}
+
+grpc::Status DeviceService::GetConfiguration(grpc::ServerContext* call,
+                                             const pb::GetConfigurationRequest* request,
+                                             pb::Configuration* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal&) {
+    return ctx_->store->GetConfiguration(request->name());
+  });
+}
+
+grpc::Status DeviceService::ListConfigurations(grpc::ServerContext* call,
+                                               const pb::ListConfigurationsRequest* request,
+                                               pb::ListConfigurationsResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ListConfigurationsCore(*request); });
+}
+
+grpc::Status DeviceService::DeleteConfiguration(grpc::ServerContext* call,
+                                                const pb::DeleteConfigurationRequest* request,
+                                                pb::DeleteConfigurationResponse* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return DeleteConfigurationCore(p, request->name());
+  });
+}
+
+grpc::Status DeviceService::GetInstance(grpc::ServerContext* call,
+                                        const pb::GetInstanceRequest* request,
+                                        pb::Instance* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ctx_->store->GetInstance(request->name()); });
+}
+
+grpc::Status DeviceService::ListInstances(grpc::ServerContext* call,
+                                          const pb::ListInstancesRequest* request,
+                                          pb::ListInstancesResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ListInstancesCore(*request); });
+}
+
+grpc::Status DeviceService::ApplySecret(grpc::ServerContext* call,
+                                        const pb::ApplySecretRequest* request,
+                                        pb::Secret* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return ApplySecretCore(p, request->secret()); });
+}
+
+grpc::Status DeviceService::GetSecret(grpc::ServerContext* call,
+                                      const pb::GetSecretRequest* request, pb::Secret* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return GetSecretCore(request->name()); });
+}
+
+grpc::Status DeviceService::ListSecrets(grpc::ServerContext* call,
+                                        const pb::ListSecretsRequest* request,
+                                        pb::ListSecretsResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ListSecretsCore(*request); });
+}
+
+grpc::Status DeviceService::DeleteSecret(grpc::ServerContext* call,
+                                         const pb::DeleteSecretRequest* request,
+                                         pb::DeleteSecretResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return DeleteSecretCore(p, request->name()); });
+}
+
+grpc::Status DeviceService::ApplyConfigMap(grpc::ServerContext* call,
+                                           const pb::ApplyConfigMapRequest* request,
+                                           pb::ConfigMap* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return ApplyConfigMapCore(p, request->config_map());
+  });
+}
+
+grpc::Status DeviceService::GetConfigMap(grpc::ServerContext* call,
+                                         const pb::GetConfigMapRequest* request,
+                                         pb::ConfigMap* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ctx_->store->GetConfigMap(request->name()); });
+}
+
+grpc::Status DeviceService::ListConfigMaps(grpc::ServerContext* call,
+                                           const pb::ListConfigMapsRequest* request,
+                                           pb::ListConfigMapsResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ListConfigMapsCore(*request); });
+}
+
+grpc::Status DeviceService::DeleteConfigMap(grpc::ServerContext* call,
+                                            const pb::DeleteConfigMapRequest* request,
+                                            pb::DeleteConfigMapResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return DeleteConfigMapCore(p, request->name()); });
+}
+
+// ---- Cores -----------------------------------------------------------------------------------
+
+absl::Status DeviceService::CheckMayWrite(const auth::Principal& principal,
+                                          absl::string_view what) const {
+  if (ctx_->authorizer->HasGlobal(principal, kWritePermission)) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("user \"", principal.name, "\" may not change ", what, " (needs permission \"",
+                   auth::GlobalPermissionName(kWritePermission), "\")"));
+}
+
+absl::Status DeviceService::Publish(const auth::Principal& principal, pb::Event event) {
+  std::vector<pb::Event> events;
+  events.push_back(std::move(event));
+  // Device events belong to no queue or job set.
+  return PublishAndWaitForViews(*ctx_, principal, "", "", std::move(events));
+}
+
+absl::StatusOr<pb::Configuration> DeviceService::ApplyConfigurationCore(
+    const auth::Principal& principal, pb::Configuration configuration) {
+  RETURN_IF_ERROR(CheckMayWrite(principal, "configurations"));
+  // Output only: the views set them.
+  configuration.clear_create_time();
+  configuration.clear_update_time();
+  configuration.clear_generation();
+  configuration.clear_status();
+  devices::ApplyDefaults(configuration);
+  RETURN_IF_ERROR(devices::ValidateConfiguration(configuration));
+  const std::string name = configuration.name();
+  pb::Event event;
+  *event.mutable_configuration_applied()->mutable_configuration() = std::move(configuration);
+  RETURN_IF_ERROR(Publish(principal, std::move(event)));
+  return ctx_->store->GetConfiguration(name);
+}
+
+absl::Status DeviceService::DeleteConfigurationCore(const auth::Principal& principal,
+                                                    absl::string_view name) {
+  RETURN_IF_ERROR(RequireName(name));
+  RETURN_IF_ERROR(CheckMayWrite(principal, "configurations"));
+  RETURN_IF_ERROR(CatchUpViews(*ctx_));
+  RETURN_IF_ERROR(ctx_->store->GetConfiguration(name).status());  // NOT_FOUND naming it
+  pb::Event event;
+  event.mutable_configuration_deleted()->set_name(std::string(name));
+  return Publish(principal, std::move(event));
+}
+
+absl::StatusOr<pb::ListConfigurationsResponse> DeviceService::ListConfigurationsCore(
+    const pb::ListConfigurationsRequest& request) {
+  ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
+  ASSIGN_OR_RETURN(store::Page<pb::Configuration> rows, ctx_->store->ListConfigurations(page));
+  pb::ListConfigurationsResponse response;
+  CopyPage(std::move(rows), response.mutable_configurations(), response.mutable_next_page_token());
+  return response;
+}
+
+absl::StatusOr<pb::ListInstancesResponse> DeviceService::ListInstancesCore(
+    const pb::ListInstancesRequest& request) {
+  store::InstanceFilter filter;
+  ASSIGN_OR_RETURN(filter.page, PageOf(request.page_size(), request.page_token()));
+  filter.configuration_name = request.configuration_name();
+  filter.node = request.node();
+  ASSIGN_OR_RETURN(store::Page<pb::Instance> rows, ctx_->store->ListInstances(filter));
+  pb::ListInstancesResponse response;
+  CopyPage(std::move(rows), response.mutable_instances(), response.mutable_next_page_token());
+  return response;
+}
+
+absl::StatusOr<pb::Secret> DeviceService::ApplySecretCore(const auth::Principal& principal,
+                                                          pb::Secret secret) {
+  RETURN_IF_ERROR(CheckMayWrite(principal, "secrets"));
+  secret.clear_keys();
+  secret.clear_create_time();
+  secret.clear_update_time();
+  RETURN_IF_ERROR(devices::ValidateSecret(secret));
+  const std::string name = secret.name();
+  pb::Event event;
+  *event.mutable_secret_applied()->mutable_secret() = std::move(secret);
+  RETURN_IF_ERROR(Publish(principal, std::move(event)));
+  return GetSecretCore(name);
+}
+
+absl::StatusOr<pb::Secret> DeviceService::GetSecretCore(absl::string_view name) {
+  ASSIGN_OR_RETURN(pb::Secret secret, ctx_->store->GetSecret(name));
+  secret.clear_data();  // values never leave the server
+  return secret;
+}
+
+absl::Status DeviceService::DeleteSecretCore(const auth::Principal& principal,
+                                             absl::string_view name) {
+  RETURN_IF_ERROR(RequireName(name));
+  RETURN_IF_ERROR(CheckMayWrite(principal, "secrets"));
+  RETURN_IF_ERROR(CatchUpViews(*ctx_));
+  RETURN_IF_ERROR(ctx_->store->GetSecret(name).status());
+  pb::Event event;
+  event.mutable_secret_deleted()->set_name(std::string(name));
+  return Publish(principal, std::move(event));
+}
+
+absl::StatusOr<pb::ListSecretsResponse> DeviceService::ListSecretsCore(
+    const pb::ListSecretsRequest& request) {
+  ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
+  ASSIGN_OR_RETURN(store::Page<pb::Secret> rows, ctx_->store->ListSecrets(page));
+  pb::ListSecretsResponse response;
+  CopyPage(std::move(rows), response.mutable_secrets(), response.mutable_next_page_token());
+  for (pb::Secret& secret : *response.mutable_secrets()) secret.clear_data();
+  return response;
+}
+
+absl::StatusOr<pb::ConfigMap> DeviceService::ApplyConfigMapCore(const auth::Principal& principal,
+                                                                pb::ConfigMap config_map) {
+  RETURN_IF_ERROR(CheckMayWrite(principal, "config maps"));
+  config_map.clear_create_time();
+  config_map.clear_update_time();
+  RETURN_IF_ERROR(devices::ValidateConfigMap(config_map));
+  const std::string name = config_map.name();
+  pb::Event event;
+  *event.mutable_config_map_applied()->mutable_config_map() = std::move(config_map);
+  RETURN_IF_ERROR(Publish(principal, std::move(event)));
+  return ctx_->store->GetConfigMap(name);
+}
+
+absl::Status DeviceService::DeleteConfigMapCore(const auth::Principal& principal,
+                                                absl::string_view name) {
+  RETURN_IF_ERROR(RequireName(name));
+  RETURN_IF_ERROR(CheckMayWrite(principal, "config maps"));
+  RETURN_IF_ERROR(CatchUpViews(*ctx_));
+  RETURN_IF_ERROR(ctx_->store->GetConfigMap(name).status());
+  pb::Event event;
+  event.mutable_config_map_deleted()->set_name(std::string(name));
+  return Publish(principal, std::move(event));
+}
+
+absl::StatusOr<pb::ListConfigMapsResponse> DeviceService::ListConfigMapsCore(
+    const pb::ListConfigMapsRequest& request) {
+  ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
+  ASSIGN_OR_RETURN(store::Page<pb::ConfigMap> rows, ctx_->store->ListConfigMaps(page));
+  pb::ListConfigMapsResponse response;
+  CopyPage(std::move(rows), response.mutable_config_maps(), response.mutable_next_page_token());
+  return response;
+}
+
+}  // namespace regatta::api

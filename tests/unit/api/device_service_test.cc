@@ -1,0 +1,208 @@
+// DeviceService's cores against a real log, ingester and SQLite views (in-process, no gRPC).
+#include "src/api/device_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "src/common/clock.h"
+#include "src/common/ids.h"
+#include "src/ingest/ingester.h"
+#include "src/store/sqlite/sqlite_store.h"
+#include "tests/testing/in_memory_event_log.h"
+
+namespace regatta::api {
+namespace {
+
+namespace pb = regatta::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+pb::Configuration TestConfiguration(const std::string& name) {
+  pb::Configuration c;
+  c.set_name(name);
+  c.mutable_discovery_handler()->set_name("debugEcho");
+  c.mutable_discovery_handler()->set_discovery_details("descriptions: [foo0]");
+  return c;
+}
+
+class DeviceServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = getenv("TEST_TMPDIR");
+    std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                      "/regatta_device_service_XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    dir_ = dir;
+    absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
+        store::SqliteStore::Open(dir_ + "/store.db");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store_ = *std::move(opened);
+    ingester_ = std::make_unique<ingest::Ingester>(&log_, store_.get(), RealClock::Get());
+    ASSERT_TRUE(ingester_->Start().ok());
+
+    auth::AuthorizationConfig config;
+    config.permission_group_mapping["create_queue"] = {"admins"};
+    absl::StatusOr<auth::Authorizer> authorizer = auth::Authorizer::Create(config);
+    ASSERT_TRUE(authorizer.ok()) << authorizer.status();
+    authorizer_ = std::make_unique<auth::Authorizer>(*std::move(authorizer));
+
+    ctx_.log = &log_;
+    ctx_.store = store_.get();
+    ctx_.authorizer = authorizer_.get();
+    ctx_.clock = RealClock::Get();
+    ctx_.ids = &ids_;
+    ctx_.wait_for_views = [this](int64_t offset, absl::Time deadline) {
+      return ingester_->WaitForOffset(offset, deadline);
+    };
+    service_ = std::make_unique<DeviceService>(&ctx_);
+  }
+
+  void TearDown() override {
+    ingester_.reset();
+    store_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Publishes an agent's event directly and waits for the views.
+  void PublishAsAgent(pb::Event event) {
+    pb::EventSequence sequence;
+    *sequence.add_events() = std::move(event);
+    absl::StatusOr<std::vector<int64_t>> offsets = log_.Append({sequence});
+    ASSERT_TRUE(offsets.ok()) << offsets.status();
+    ASSERT_TRUE(ingester_->WaitForOffset(offsets->back(), absl::Now() + absl::Seconds(10)).ok());
+  }
+
+  const auth::Principal admin_{.name = "alice", .groups = {"admins"}};
+  const auth::Principal user_{.name = "bob", .groups = {"users"}};
+  std::string dir_;
+  testing::InMemoryEventLog log_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<ingest::Ingester> ingester_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
+  UlidGenerator ids_{RealClock::Get(), 7};
+  ApiContext ctx_;
+  std::unique_ptr<DeviceService> service_;
+};
+
+TEST_F(DeviceServiceTest, ConfigurationsApplyReadAndDelete) {
+  pb::Configuration given = TestConfiguration("cams");
+  given.set_generation(99);  // output only: ignored
+  absl::StatusOr<pb::Configuration> applied = service_->ApplyConfigurationCore(admin_, given);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->generation(), 1);
+  EXPECT_EQ(applied->capacity(), 1);  // defaulted
+  applied = service_->ApplyConfigurationCore(admin_, TestConfiguration("cams"));
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->generation(), 2);
+  ASSERT_TRUE(service_->ApplyConfigurationCore(admin_, TestConfiguration("usb")).ok());
+
+  pb::ListConfigurationsRequest list;
+  list.set_page_size(1);
+  absl::StatusOr<pb::ListConfigurationsResponse> page = service_->ListConfigurationsCore(list);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->configurations_size(), 1);
+  EXPECT_EQ(page->configurations(0).name(), "cams");
+  list.set_page_token(page->next_page_token());
+  page = service_->ListConfigurationsCore(list);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->configurations(0).name(), "usb");
+  EXPECT_TRUE(page->next_page_token().empty());
+
+  ASSERT_TRUE(service_->DeleteConfigurationCore(admin_, "cams").ok());
+  EXPECT_EQ(store_->GetConfiguration("cams").status().code(), absl::StatusCode::kNotFound);
+  absl::Status again = service_->DeleteConfigurationCore(admin_, "cams");
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(again.message(), HasSubstr("configuration cams"));
+}
+
+TEST_F(DeviceServiceTest, InvalidOrForbiddenWritesPublishNothing) {
+  const int64_t before = log_.LastOffset();
+  pb::Configuration bad = TestConfiguration("cams");
+  bad.mutable_discovery_handler()->add_discovery_properties()->set_name("password");
+  absl::StatusOr<pb::Configuration> applied = service_->ApplyConfigurationCore(admin_, bad);
+  EXPECT_EQ(applied.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      applied.status().message(),
+      HasSubstr("discoveryHandler.discoveryProperties[0]: exactly one of value, valueFrom"));
+
+  applied = service_->ApplyConfigurationCore(user_, TestConfiguration("cams"));
+  EXPECT_EQ(applied.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(applied.status().message(), HasSubstr("needs permission \"create_queue\""));
+  pb::Secret secret;
+  secret.set_name("creds");
+  EXPECT_EQ(service_->ApplySecretCore(user_, secret).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(service_->DeleteConfigMapCore(user_, "urls").code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(log_.LastOffset(), before);
+
+  pb::ListInstancesRequest list;
+  list.set_page_size(-1);
+  EXPECT_EQ(service_->ListInstancesCore(list).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(DeviceServiceTest, SecretValuesNeverLeave) {
+  pb::Secret secret;
+  secret.set_name("creds");
+  (*secret.mutable_data())["password"] = "s3cr3t";
+  (*secret.mutable_data())["username"] = "admin";
+  absl::StatusOr<pb::Secret> applied = service_->ApplySecretCore(admin_, secret);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_THAT(applied->data(), IsEmpty());
+  EXPECT_THAT(applied->keys(), ElementsAre("password", "username"));
+  absl::StatusOr<pb::Secret> got = service_->GetSecretCore("creds");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(got->data(), IsEmpty());
+  absl::StatusOr<pb::ListSecretsResponse> listed = service_->ListSecretsCore({});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->secrets_size(), 1);
+  EXPECT_THAT(listed->secrets(0).data(), IsEmpty());
+  EXPECT_EQ(listed->secrets(0).keys_size(), 2);
+  // The views keep them for the agents.
+  EXPECT_EQ(store_->GetSecret("creds")->data().at("password"), "s3cr3t");
+
+  ASSERT_TRUE(service_->DeleteSecretCore(admin_, "creds").ok());
+  EXPECT_EQ(service_->GetSecretCore("creds").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DeviceServiceTest, ConfigMapsAndInstances) {
+  pb::ConfigMap config_map;
+  config_map.set_name("urls");
+  (*config_map.mutable_data())["url"] = "opc.tcp://localhost:4840";
+  absl::StatusOr<pb::ConfigMap> applied = service_->ApplyConfigMapCore(admin_, config_map);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->data().at("url"), "opc.tcp://localhost:4840");
+  absl::StatusOr<pb::ListConfigMapsResponse> maps = service_->ListConfigMapsCore({});
+  ASSERT_TRUE(maps.ok()) << maps.status();
+  EXPECT_EQ(maps->config_maps_size(), 1);
+
+  ASSERT_TRUE(service_->ApplyConfigurationCore(admin_, TestConfiguration("cams")).ok());
+  for (const char* node : {"node-a", "node-b"}) {
+    pb::Event seen;
+    seen.mutable_instance_node_seen()->set_node(node);
+    pb::Instance* instance = seen.mutable_instance_node_seen()->mutable_instance();
+    instance->set_name(absl::StrCat("cams-", node == std::string("node-a") ? "aaaaaa" : "bbbbbb"));
+    instance->set_configuration_name("cams");
+    instance->set_capacity(1);
+    PublishAsAgent(seen);
+  }
+  pb::ListInstancesRequest list;
+  list.set_configuration_name("cams");
+  list.set_node("node-b");
+  absl::StatusOr<pb::ListInstancesResponse> instances = service_->ListInstancesCore(list);
+  ASSERT_TRUE(instances.ok()) << instances.status();
+  ASSERT_EQ(instances->instances_size(), 1);
+  EXPECT_EQ(instances->instances(0).name(), "cams-bbbbbb");
+  EXPECT_EQ(instances->instances(0).device_usage().at("cams-bbbbbb-0"), "");
+}
+
+}  // namespace
+}  // namespace regatta::api
