@@ -53,16 +53,12 @@ class HandlerServer::Service final : public v0::DiscoveryHandler::Service {
       std::atomic<int>& count;
       ~Leave() { --count; }
     } leave{active_streams_};
-    const ChangeNotifier& changes = finder_->changes();
     std::optional<v0::DiscoverResponse> sent;
-    uint64_t seen = changes.generation();
     bool list_now = true;
     absl::Time next_relist = absl::Now();
     while (!stopping_) {
       if (context->IsCancelled()) return grpc::Status::CANCELLED;
       if (list_now || absl::Now() >= next_relist) {
-        // Read the generation before listing: a change during the listing lists again.
-        seen = changes.generation();
         next_relist = absl::Now() + relist_interval_;
         absl::StatusOr<std::vector<v0::Device>> devices = (*query)->ListDevices();
         if (!devices.ok()) return ToGrpc(devices.status());
@@ -77,9 +73,8 @@ class HandlerServer::Service final : public v0::DiscoveryHandler::Service {
           sent = std::move(response);
         }
       }
-      uint64_t now_seen = changes.WaitForChange(
-          seen, std::min(cancel_check_, std::max(absl::ZeroDuration(), next_relist - absl::Now())));
-      list_now = now_seen != seen;
+      list_now = (*query)->WaitForPossibleChange(
+          std::min(cancel_check_, std::max(absl::ZeroDuration(), next_relist - absl::Now())));
     }
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the discovery handler is shutting down");
   }

@@ -12,10 +12,12 @@
 namespace regatta::devices::debug_echo {
 namespace {
 
-class DebugEchoQuery final : public DeviceQuery {
+class DebugEchoQuery final : public NotifiedDeviceQuery {
  public:
   DebugEchoQuery(const DebugEchoFinder* finder, std::vector<std::string> descriptions)
-      : finder_(finder), descriptions_(std::move(descriptions)) {}
+      : NotifiedDeviceQuery(finder->changes()),
+        finder_(finder),
+        descriptions_(std::move(descriptions)) {}
 
   absl::StatusOr<std::vector<v0::Device>> ListDevices() override {
     std::vector<v0::Device> devices;

@@ -44,7 +44,8 @@ class DebugEchoFinder final : public DeviceFinder {
   ~DebugEchoFinder() override;
 
   absl::StatusOr<std::unique_ptr<DeviceQuery>> Prepare(const v0::DiscoverRequest& request) override;
-  const ChangeNotifier& changes() const override { return changes_; }
+  // Notified when the availability file may have changed.
+  const ChangeNotifier& changes() const { return changes_; }
 
   // Whether the availability file says OFFLINE now.
   bool Offline() const;
