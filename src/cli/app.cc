@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "src/cli/commands.h"
 #include "src/cli/devices_cli.h"
+#include "src/cli/dh.h"
 #include "src/cli/flags.h"
 #include "src/cli/pipeline.h"
 #include "src/cli/pipelines_cli.h"
@@ -381,6 +382,37 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     });
   }
 
+  // ---- dh (discovery handlers, each its own process)
+  DebugEchoFlags debug_echo_flags;
+  {
+    CLI::App* dh = app.add_subcommand(
+        "dh", "Run a device discovery handler that registers with this node's agent");
+    dh->require_subcommand(1);
+    CLI::App* echo = dh->add_subcommand(
+        "debug-echo",
+        "Akri's debugEcho: one device per description in the discovery details "
+        "(descriptions: [foo0, foo1]); none while the availability file says OFFLINE");
+    echo->add_option("--dir", debug_echo_flags.dir,
+                     "Discovery directory shared with the agent (default "
+                     "/var/lib/regatta/discovery)")
+        ->envname("REGATTA_DISCOVERY_DIR");
+    echo->add_option("--name", debug_echo_flags.name, "Handler name Configurations ask for")
+        ->capture_default_str();
+    echo->add_option("--socket", debug_echo_flags.socket,
+                     "Serve on this socket instead of DIR/NAME.sock");
+    echo->add_flag("--shared", debug_echo_flags.shared,
+                   "The devices are visible from several nodes (default: local to this node)");
+    echo->add_option("--availability-file", debug_echo_flags.availability_file,
+                     "While this file contains OFFLINE no devices are reported (default "
+                     "/tmp/debug-echo-availability.txt)")
+        ->envname("DEBUG_ECHO_AVAILABILITY_CHECK_PATH");
+    echo->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        return RunDebugEcho(debug_echo_flags, *env.out, *env.err);
+      };
+    });
+  }
+
   // ---- users
   std::string token;
   {
@@ -732,7 +764,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     return usage(absl::StrCat("--timeout ", unary_timeout.status().message()));
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
-  if (verb != "up" && verb != "server" && verb != "executor") {
+  if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

@@ -8,6 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "src/common/config.h"
 #include "src/common/logging.h"
+#include "src/common/signals.h"
 #include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
 #include "src/server/config.h"
@@ -19,19 +20,6 @@ namespace {
 int Fail(absl::string_view what, const absl::Status& status) {
   std::cerr << "regatta: " << what << ": " << status.message() << std::endl;
   return 1;
-}
-
-// Blocks the stop signals before any thread starts so that every thread inherits the mask and
-// only sigwait receives them.
-sigset_t BlockStopSignals() {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  // A client that disconnects mid-write must not kill the server.
-  std::signal(SIGPIPE, SIG_IGN);
-  return stop_signals;
 }
 
 int Run(const UpFlags& flags, Mode mode) {
@@ -49,8 +37,7 @@ int Run(const UpFlags& flags, Mode mode) {
             << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n"
             << "Stop with Ctrl-C." << std::endl;
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const int signal = WaitForStopSignal(stop_signals);
   LOG_INFO("stopping", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
   (*platform)->Shutdown();
   return 0;
@@ -98,8 +85,7 @@ int RunExecutor(const UpFlags& flags, const ExecutorFlags& kind, const std::stri
     std::cout << "  logs: " << (*executor)->logs_address() << "\n";
   }
   std::cout << "Stop with Ctrl-C." << std::endl;
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const int signal = WaitForStopSignal(stop_signals);
   LOG_INFO("stopping the executor", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
   (*executor)->Stop(config->executor.termination_grace);
   return 0;

@@ -1,0 +1,26 @@
+#ifndef REGATTA_SRC_CLI_DH_H_
+#define REGATTA_SRC_CLI_DH_H_
+
+// `regatta dh NAME`: a discovery handler as its own process, serving the Akri-compatible
+// discovery protocol on <dir>/<name>.sock and registering with the agent on
+// <dir>/agent-registration.sock, until SIGTERM or SIGINT.
+
+#include <ostream>
+#include <string>
+
+namespace regatta::cli {
+
+struct DebugEchoFlags {
+  std::string dir;                 // discovery directory shared with the agent
+  std::string name = "debugEcho";  // the handler name Configurations ask for
+  std::string socket;              // empty: <dir>/<name>.sock
+  bool shared = false;             // devices visible from several nodes
+  std::string availability_file;   // empty: $DEBUG_ECHO_AVAILABILITY_CHECK_PATH or Akri's default
+};
+
+// `regatta dh debug-echo`: runs until a stop signal; returns the exit code.
+int RunDebugEcho(const DebugEchoFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace regatta::cli
+
+#endif  // REGATTA_SRC_CLI_DH_H_
