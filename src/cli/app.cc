@@ -384,6 +384,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 
   // ---- dh (discovery handlers, each its own process)
   DebugEchoFlags debug_echo_flags;
+  HandlerFlags udev_flags{.name = "udev"};
   {
     CLI::App* dh = app.add_subcommand(
         "dh", "Run a device discovery handler that registers with this node's agent");
@@ -392,14 +393,16 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         "debug-echo",
         "Akri's debugEcho: one device per description in the discovery details "
         "(descriptions: [foo0, foo1]); none while the availability file says OFFLINE");
-    echo->add_option("--dir", debug_echo_flags.dir,
-                     "Discovery directory shared with the agent (default "
-                     "/var/lib/regatta/discovery)")
-        ->envname("REGATTA_DISCOVERY_DIR");
-    echo->add_option("--name", debug_echo_flags.name, "Handler name Configurations ask for")
-        ->capture_default_str();
-    echo->add_option("--socket", debug_echo_flags.socket,
-                     "Serve on this socket instead of DIR/NAME.sock");
+    auto add_handler_flags = [](CLI::App* verb, HandlerFlags& flags) {
+      verb->add_option("--dir", flags.dir,
+                       "Discovery directory shared with the agent (default "
+                       "/var/lib/regatta/discovery)")
+          ->envname("REGATTA_DISCOVERY_DIR");
+      verb->add_option("--name", flags.name, "Handler name Configurations ask for")
+          ->capture_default_str();
+      verb->add_option("--socket", flags.socket, "Serve on this socket instead of DIR/NAME.sock");
+    };
+    add_handler_flags(echo, debug_echo_flags.handler);
     echo->add_flag("--shared", debug_echo_flags.shared,
                    "The devices are visible from several nodes (default: local to this node)");
     echo->add_option("--availability-file", debug_echo_flags.availability_file,
@@ -409,6 +412,16 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     echo->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         return RunDebugEcho(debug_echo_flags, *env.out, *env.err);
+      };
+    });
+    CLI::App* udev =
+        dh->add_subcommand("udev",
+                           "Devices of this node matched by udev rules in the discovery details "
+                           "(udevRules: ['KERNEL==\"video[0-9]*\"']); local to the node");
+    add_handler_flags(udev, udev_flags);
+    udev->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        return RunUdevHandler(udev_flags, *env.out, *env.err);
       };
     });
   }
@@ -764,7 +777,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     return usage(absl::StrCat("--timeout ", unary_timeout.status().message()));
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
-  if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo") {
+  if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo" &&
+      verb != "dh udev") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

@@ -10,16 +10,24 @@
 
 namespace regatta::cli {
 
+// What every handler process takes.
+struct HandlerFlags {
+  std::string dir;     // discovery directory shared with the agent
+  std::string name;    // the handler name Configurations ask for
+  std::string socket;  // empty: <dir>/<name>.sock
+};
+
 struct DebugEchoFlags {
-  std::string dir;                 // discovery directory shared with the agent
-  std::string name = "debugEcho";  // the handler name Configurations ask for
-  std::string socket;              // empty: <dir>/<name>.sock
-  bool shared = false;             // devices visible from several nodes
-  std::string availability_file;   // empty: $DEBUG_ECHO_AVAILABILITY_CHECK_PATH or Akri's default
+  HandlerFlags handler{.name = "debugEcho"};
+  bool shared = false;            // devices visible from several nodes
+  std::string availability_file;  // empty: $DEBUG_ECHO_AVAILABILITY_CHECK_PATH or Akri's default
 };
 
 // `regatta dh debug-echo`: runs until a stop signal; returns the exit code.
 int RunDebugEcho(const DebugEchoFlags& flags, std::ostream& out, std::ostream& err);
+
+// `regatta dh udev`: devices of this node matched by udev rules (local to the node).
+int RunUdevHandler(const HandlerFlags& flags, std::ostream& out, std::ostream& err);
 
 }  // namespace regatta::cli
 

@@ -36,9 +36,10 @@ class DeviceWatch {
   // server can check for cancellation and call again). Errors come from enumeration.
   absl::StatusOr<std::optional<std::vector<v0::Device>>> Next(absl::Duration timeout);
 
- private:
+  // Every device the rules match now (restarts the rescan interval).
   absl::StatusOr<std::vector<v0::Device>> Enumerate();
 
+ private:
   const UdevDiscoveryDetails details_;
   UdevSystem* const udev_;
   UdevEventSource* const events_;

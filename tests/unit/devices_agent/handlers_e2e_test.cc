@@ -1,4 +1,5 @@
-// `regatta dh debug-echo` as its own process, against an agent in this process.
+// `regatta dh debug-echo` and `regatta dh udev` as their own processes, against an agent in
+// this process.
 
 #include <signal.h>
 #include <unistd.h>
@@ -65,6 +66,42 @@ TEST(DebugEchoE2eTest, TheHandlerProcessRegistersReportsFollowsItsFileAndStopsOn
   // The agent drops the handler that went away, and its devices with it.
   EXPECT_TRUE(recorder.WaitForIds("echo", {}));
   EXPECT_TRUE(recorder.WaitForError("echo", "no discovery handler named 'debugEcho'"));
+}
+
+TEST(UdevHandlerE2eTest, FindsDevNullOnThisHostAndNamesTheFieldOfABadRule) {
+  ScratchDir dir;
+  Recorder recorder;
+  AgentOptions options;
+  options.dir = dir.path();
+  options.node_name = "node-e2e";
+  auto agent = Agent::Start(options, recorder.Callbacks());
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  regatta::testing::Child handler;
+  ASSERT_TRUE(handler.Start({regatta::testing::RegattaBinary(), "dh", "udev", "--dir", dir.path()},
+                            dir.File("dh.err")));
+  ASSERT_TRUE(handler.WaitForLine("Stop with Ctrl-C", std::chrono::seconds(20)))
+      << handler.output() << regatta::testing::Slurp(dir.File("dh.err"));
+
+  DiscoveryRequest request;
+  request.configuration = "null-device";
+  request.handler = "udev";
+  request.discovery_details = "udevRules: ['KERNEL==\"null\", SUBSYSTEM==\"mem\"']";
+  ASSERT_TRUE((*agent)->Apply(request).ok());
+  ASSERT_TRUE(recorder.WaitForIds("null-device", {"/devices/virtual/mem/null"}, absl::Seconds(10)))
+      << regatta::testing::Slurp(dir.File("dh.err"));
+  const std::vector<DiscoveredDevice> devices = recorder.Devices("null-device");
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_FALSE(devices[0].shared);
+  ASSERT_EQ(devices[0].device.device_specs_size(), 1);
+  EXPECT_EQ(devices[0].device.device_specs(0).host_path(), "/dev/null");
+
+  request.configuration = "bad-rule";
+  request.discovery_details = "udevRules: ['PROGRAM==\"x\"']";
+  ASSERT_TRUE((*agent)->Apply(request).ok());
+  EXPECT_TRUE(recorder.WaitForError("bad-rule", "udevRules[0]"));
+
+  handler.Kill(SIGTERM);
+  EXPECT_EQ(handler.WaitFor(std::chrono::seconds(10)), 0);
 }
 
 TEST(DebugEchoE2eTest, ABadHandlerNameIsAClearError) {
