@@ -23,14 +23,18 @@ using devices::testing::Recorder;
 using devices::testing::ScratchDir;
 using devices::testing::WriteFile;
 
+absl::StatusOr<std::unique_ptr<Agent>> StartAgent(const ScratchDir& dir, Recorder& recorder) {
+  AgentOptions options;
+  options.dir = dir.path();
+  options.node_name = "node-e2e";
+  return Agent::Start(options, recorder.Callbacks());
+}
+
 TEST(DebugEchoE2eTest, TheHandlerProcessRegistersReportsFollowsItsFileAndStopsOnSigterm) {
   ScratchDir dir;
   const std::string availability = dir.File("availability");
   Recorder recorder;
-  AgentOptions options;
-  options.dir = dir.path();
-  options.node_name = "node-e2e";
-  auto agent = Agent::Start(options, recorder.Callbacks());
+  auto agent = StartAgent(dir, recorder);
   ASSERT_TRUE(agent.ok()) << agent.status();
 
   regatta::testing::Child handler;
@@ -71,10 +75,7 @@ TEST(DebugEchoE2eTest, TheHandlerProcessRegistersReportsFollowsItsFileAndStopsOn
 TEST(UdevHandlerE2eTest, FindsDevNullOnThisHostAndNamesTheFieldOfABadRule) {
   ScratchDir dir;
   Recorder recorder;
-  AgentOptions options;
-  options.dir = dir.path();
-  options.node_name = "node-e2e";
-  auto agent = Agent::Start(options, recorder.Callbacks());
+  auto agent = StartAgent(dir, recorder);
   ASSERT_TRUE(agent.ok()) << agent.status();
   regatta::testing::Child handler;
   ASSERT_TRUE(handler.Start({regatta::testing::RegattaBinary(), "dh", "udev", "--dir", dir.path()},
