@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
 #include "nlohmann/json.hpp"
 #include "src/api/rest/errors.h"
 #include "src/api/rest/proto_json.h"
@@ -89,7 +90,8 @@ Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
       events_(v1::EventService::NewStub(channel_)),
       reports_(v1::SchedulingReportService::NewStub(channel_)),
       pipelines_(v1::PipelineService::NewStub(channel_)),
-      runs_(v1::RunService::NewStub(channel_)) {}
+      runs_(v1::RunService::NewStub(channel_)),
+      devices_(v1::DeviceService::NewStub(channel_)) {}
 
 std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> Gateway::OpenEventStream(
     grpc::ClientContext* context, const EventStreamPlan& plan) {
@@ -418,8 +420,40 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     case RouteId::kEnableRecurringRun:
     case RouteId::kDisableRecurringRun:
       return HandlePipelineRoute(request, route->match, *query);
+
+    // ---- Devices -----------------------------------------------------------------------------
+    case RouteId::kApplyConfiguration:
+    case RouteId::kListConfigurations:
+    case RouteId::kGetConfiguration:
+    case RouteId::kDeleteConfiguration:
+    case RouteId::kListInstances:
+    case RouteId::kGetInstance:
+    case RouteId::kApplySecret:
+    case RouteId::kListSecrets:
+    case RouteId::kGetSecret:
+    case RouteId::kDeleteSecret:
+    case RouteId::kApplyConfigMap:
+    case RouteId::kListConfigMaps:
+    case RouteId::kGetConfigMap:
+    case RouteId::kDeleteConfigMap:
+      return HandleDeviceRoute(request, route->match, *query);
   }
   return ErrorResponse(grpc::StatusCode::INTERNAL, "unhandled route");
+}
+
+absl::Status BindPathField(absl::string_view field, const std::string& value,
+                           google::protobuf::Message* message) {
+  const google::protobuf::FieldDescriptor* descriptor =
+      message->GetDescriptor()->FindFieldByName(std::string(field));
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  const std::string given = reflection->GetString(*message, descriptor);
+  if (!given.empty() && given != value) {
+    return absl::InvalidArgumentError(absl::StrCat(descriptor->json_name(), " \"", given,
+                                                   "\" in the body does not match \"", value,
+                                                   "\" in the path"));
+  }
+  reflection->SetString(message, descriptor, value);
+  return absl::OkStatus();
 }
 
 }  // namespace regatta::rest

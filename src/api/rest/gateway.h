@@ -8,10 +8,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "regatta/v1/device_service.grpc.pb.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
@@ -92,6 +94,9 @@ class Gateway {
   // The routes of PipelineService and RunService (gateway_pipelines.cc).
   HttpResponse HandlePipelineRoute(const HttpRequest& request, const RouteMatch& match,
                                    const QueryParams& query);
+  // The routes of DeviceService (gateway_devices.cc).
+  HttpResponse HandleDeviceRoute(const HttpRequest& request, const RouteMatch& match,
+                                 const QueryParams& query);
   // One unary call of `stub`: the request from the JSON body (`from_body`) or the query, with
   // `path_field` (a string field; may be null) set from the path's {id}.
   template <typename Stub, typename Req, typename Resp>
@@ -112,6 +117,7 @@ class Gateway {
   std::unique_ptr<regatta::v1::SchedulingReportService::Stub> reports_;
   std::unique_ptr<regatta::v1::PipelineService::Stub> pipelines_;
   std::unique_ptr<regatta::v1::RunService::Stub> runs_;
+  std::unique_ptr<regatta::v1::DeviceService::Stub> devices_;
   CallTracker tracker_;
 };
 
@@ -131,6 +137,38 @@ HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
   HttpResponse http;
   http.body = ProtoToJson(response);
   return http;
+}
+
+// The path's {id} into the string `field` of `message`; a body that sets it too must agree.
+absl::Status BindPathField(absl::string_view field, const std::string& value,
+                           google::protobuf::Message* message);
+
+template <typename Stub, typename Req, typename Resp>
+HttpResponse Gateway::Forward(const HttpRequest& request, const RouteMatch& match,
+                              const QueryParams& query, Stub* stub,
+                              grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                              bool from_body, const char* path_field) {
+  Req rpc;
+  if (from_body) {
+    if (!query.empty()) {
+      return ErrorResponse(
+          absl::InvalidArgumentError(absl::StrCat("unexpected query parameter \"", query[0].first,
+                                                  "\": this route takes its fields in the body")));
+    }
+    if (absl::Status s = JsonToProto(request.body, &rpc); !s.ok()) return ErrorResponse(s);
+  } else {
+    QueryMapping mapping;
+    mapping.aliases = {{"state", "states"}, {"fingerprint", "fingerprints"}};
+    if (path_field != nullptr) mapping.path_fields = {path_field};
+    if (absl::Status s = ApplyQueryParams(query, mapping, &rpc); !s.ok()) return ErrorResponse(s);
+  }
+  if (path_field != nullptr) {
+    if (absl::Status s = BindPathField(path_field, match.vars.at("id"), &rpc); !s.ok()) {
+      return ErrorResponse(s);
+    }
+  }
+  return Unary<Resp>(
+      request, [&](grpc::ClientContext* c, Resp* out) { return (stub->*method)(c, rpc, out); });
 }
 
 }  // namespace regatta::rest

@@ -1,7 +1,6 @@
 // The REST routes of the pipeline layer: PipelineService (pipelines, versions, experiments,
 // artifacts, cache) and RunService (runs, recurring runs).
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/descriptor.h"
 #include "src/api/rest/gateway.h"
 
 namespace regatta::rest {
@@ -14,51 +13,7 @@ using RunStub = v1::RunService::Stub;
 constexpr bool kBody = true;
 constexpr bool kQuery = false;
 
-// The path's {id} into `field` of `message`; a body that sets it too must agree.
-absl::Status BindPathField(absl::string_view field, const std::string& value,
-                           google::protobuf::Message* message) {
-  const google::protobuf::FieldDescriptor* descriptor =
-      message->GetDescriptor()->FindFieldByName(std::string(field));
-  const google::protobuf::Reflection* reflection = message->GetReflection();
-  const std::string given = reflection->GetString(*message, descriptor);
-  if (!given.empty() && given != value) {
-    return absl::InvalidArgumentError(absl::StrCat(descriptor->json_name(), " \"", given,
-                                                   "\" in the body does not match \"", value,
-                                                   "\" in the path"));
-  }
-  reflection->SetString(message, descriptor, value);
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-template <typename Stub, typename Req, typename Resp>
-HttpResponse Gateway::Forward(const HttpRequest& request, const RouteMatch& match,
-                              const QueryParams& query, Stub* stub,
-                              grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
-                              bool from_body, const char* path_field) {
-  Req rpc;
-  if (from_body) {
-    if (!query.empty()) {
-      return ErrorResponse(
-          absl::InvalidArgumentError(absl::StrCat("unexpected query parameter \"", query[0].first,
-                                                  "\": this route takes its fields in the body")));
-    }
-    if (absl::Status s = JsonToProto(request.body, &rpc); !s.ok()) return ErrorResponse(s);
-  } else {
-    QueryMapping mapping;
-    mapping.aliases = {{"state", "states"}, {"fingerprint", "fingerprints"}};
-    if (path_field != nullptr) mapping.path_fields = {path_field};
-    if (absl::Status s = ApplyQueryParams(query, mapping, &rpc); !s.ok()) return ErrorResponse(s);
-  }
-  if (path_field != nullptr) {
-    if (absl::Status s = BindPathField(path_field, match.vars.at("id"), &rpc); !s.ok()) {
-      return ErrorResponse(s);
-    }
-  }
-  return Unary<Resp>(
-      request, [&](grpc::ClientContext* c, Resp* out) { return (stub->*method)(c, rpc, out); });
-}
 
 HttpResponse Gateway::HandlePipelineRoute(const HttpRequest& request, const RouteMatch& match,
                                           const QueryParams& query) {

@@ -97,6 +97,20 @@ const std::vector<RouteSpec>& Routes() {
       Spec("DELETE", "/v1/recurringruns/{id}", RouteId::kDeleteRecurringRun),
       Spec("POST", "/v1/recurringruns/{id}:enable", RouteId::kEnableRecurringRun),
       Spec("POST", "/v1/recurringruns/{id}:disable", RouteId::kDisableRecurringRun),
+      Spec("POST", "/v1/configurations", RouteId::kApplyConfiguration),
+      Spec("GET", "/v1/configurations", RouteId::kListConfigurations),
+      Spec("GET", "/v1/configurations/{id}", RouteId::kGetConfiguration),
+      Spec("DELETE", "/v1/configurations/{id}", RouteId::kDeleteConfiguration),
+      Spec("GET", "/v1/instances", RouteId::kListInstances),
+      Spec("GET", "/v1/instances/{id}", RouteId::kGetInstance),
+      Spec("POST", "/v1/secrets", RouteId::kApplySecret),
+      Spec("GET", "/v1/secrets", RouteId::kListSecrets),
+      Spec("GET", "/v1/secrets/{id}", RouteId::kGetSecret),
+      Spec("DELETE", "/v1/secrets/{id}", RouteId::kDeleteSecret),
+      Spec("POST", "/v1/configmaps", RouteId::kApplyConfigMap),
+      Spec("GET", "/v1/configmaps", RouteId::kListConfigMaps),
+      Spec("GET", "/v1/configmaps/{id}", RouteId::kGetConfigMap),
+      Spec("DELETE", "/v1/configmaps/{id}", RouteId::kDeleteConfigMap),
   };
   return *routes;
 }

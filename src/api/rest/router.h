@@ -75,6 +75,21 @@ enum class RouteId {
   kDeleteRecurringRun,     // DELETE /v1/recurringruns/{id}
   kEnableRecurringRun,     // POST /v1/recurringruns/{id}:enable
   kDisableRecurringRun,    // POST /v1/recurringruns/{id}:disable
+  // Devices (DeviceService; gateway_devices.cc).
+  kApplyConfiguration,   // POST /v1/configurations
+  kListConfigurations,   // GET /v1/configurations
+  kGetConfiguration,     // GET /v1/configurations/{id}
+  kDeleteConfiguration,  // DELETE /v1/configurations/{id}
+  kListInstances,        // GET /v1/instances
+  kGetInstance,          // GET /v1/instances/{id}
+  kApplySecret,          // POST /v1/secrets
+  kListSecrets,          // GET /v1/secrets
+  kGetSecret,            // GET /v1/secrets/{id}
+  kDeleteSecret,         // DELETE /v1/secrets/{id}
+  kApplyConfigMap,       // POST /v1/configmaps
+  kListConfigMaps,       // GET /v1/configmaps
+  kGetConfigMap,         // GET /v1/configmaps/{id}
+  kDeleteConfigMap,      // DELETE /v1/configmaps/{id}
 };
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;

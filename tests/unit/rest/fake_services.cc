@@ -703,6 +703,119 @@ grpc::Status FakeRunService::DeleteRecurringRun(grpc::ServerContext* c,
   return grpc::Status::OK;
 }
 
+grpc::Status FakeDeviceService::ApplyConfiguration(grpc::ServerContext* c,
+                                                   const v1::ApplyConfigurationRequest* r,
+                                                   v1::Configuration* out) {
+  recorder_->Record(c, "ApplyConfiguration", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  *out = r->configuration();
+  out->set_generation(1);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ListConfigurations(grpc::ServerContext* c,
+                                                   const v1::ListConfigurationsRequest* r,
+                                                   v1::ListConfigurationsResponse* out) {
+  recorder_->Record(c, "ListConfigurations", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::GetConfiguration(grpc::ServerContext* c,
+                                                 const v1::GetConfigurationRequest* r,
+                                                 v1::Configuration* out) {
+  recorder_->Record(c, "GetConfiguration", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_name(r->name());
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::DeleteConfiguration(grpc::ServerContext* c,
+                                                    const v1::DeleteConfigurationRequest* r,
+                                                    v1::DeleteConfigurationResponse* out) {
+  recorder_->Record(c, "DeleteConfiguration", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ListInstances(grpc::ServerContext* c,
+                                              const v1::ListInstancesRequest* r,
+                                              v1::ListInstancesResponse* out) {
+  recorder_->Record(c, "ListInstances", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::GetInstance(grpc::ServerContext* c, const v1::GetInstanceRequest* r,
+                                            v1::Instance* out) {
+  recorder_->Record(c, "GetInstance", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_name(r->name());
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ApplySecret(grpc::ServerContext* c, const v1::ApplySecretRequest* r,
+                                            v1::Secret* out) {
+  recorder_->Record(c, "ApplySecret", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ListSecrets(grpc::ServerContext* c, const v1::ListSecretsRequest* r,
+                                            v1::ListSecretsResponse* out) {
+  recorder_->Record(c, "ListSecrets", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::GetSecret(grpc::ServerContext* c, const v1::GetSecretRequest* r,
+                                          v1::Secret* out) {
+  recorder_->Record(c, "GetSecret", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_name(r->name());
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::DeleteSecret(grpc::ServerContext* c,
+                                             const v1::DeleteSecretRequest* r,
+                                             v1::DeleteSecretResponse* out) {
+  recorder_->Record(c, "DeleteSecret", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ApplyConfigMap(grpc::ServerContext* c,
+                                               const v1::ApplyConfigMapRequest* r,
+                                               v1::ConfigMap* out) {
+  recorder_->Record(c, "ApplyConfigMap", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::ListConfigMaps(grpc::ServerContext* c,
+                                               const v1::ListConfigMapsRequest* r,
+                                               v1::ListConfigMapsResponse* out) {
+  recorder_->Record(c, "ListConfigMaps", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::GetConfigMap(grpc::ServerContext* c,
+                                             const v1::GetConfigMapRequest* r, v1::ConfigMap* out) {
+  recorder_->Record(c, "GetConfigMap", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_name(r->name());
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::DeleteConfigMap(grpc::ServerContext* c,
+                                                const v1::DeleteConfigMapRequest* r,
+                                                v1::DeleteConfigMapResponse* out) {
+  recorder_->Record(c, "DeleteConfigMap", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  return grpc::Status::OK;
+}
+
 FakeApi::FakeApi() {
   grpc::ServerBuilder builder;
   int port = 0;
@@ -713,6 +826,7 @@ FakeApi::FakeApi() {
   builder.RegisterService(&events_);
   builder.RegisterService(&pipelines_);
   builder.RegisterService(&runs_);
+  builder.RegisterService(&devices_);
   server_ = builder.BuildAndStart();
   channel_ = server_->InProcessChannel(grpc::ChannelArguments());
 }

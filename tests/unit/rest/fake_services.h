@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
+#include "regatta/v1/device_service.grpc.pb.h"
 #include "regatta/v1/event_service.grpc.pb.h"
 #include "regatta/v1/job_service.grpc.pb.h"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
@@ -273,6 +274,46 @@ class FakeRunService final : public regatta::v1::RunService::Service {
 };
 
 // A real gRPC server on an ephemeral port with the fakes.
+class FakeDeviceService final : public regatta::v1::DeviceService::Service {
+ public:
+  explicit FakeDeviceService(Recorder* recorder) : recorder_(recorder) {}
+  grpc::Status ApplyConfiguration(grpc::ServerContext* c,
+                                  const regatta::v1::ApplyConfigurationRequest* r,
+                                  regatta::v1::Configuration* out) override;
+  grpc::Status ListConfigurations(grpc::ServerContext* c,
+                                  const regatta::v1::ListConfigurationsRequest* r,
+                                  regatta::v1::ListConfigurationsResponse* out) override;
+  grpc::Status GetConfiguration(grpc::ServerContext* c,
+                                const regatta::v1::GetConfigurationRequest* r,
+                                regatta::v1::Configuration* out) override;
+  grpc::Status DeleteConfiguration(grpc::ServerContext* c,
+                                   const regatta::v1::DeleteConfigurationRequest* r,
+                                   regatta::v1::DeleteConfigurationResponse* out) override;
+  grpc::Status ListInstances(grpc::ServerContext* c, const regatta::v1::ListInstancesRequest* r,
+                             regatta::v1::ListInstancesResponse* out) override;
+  grpc::Status GetInstance(grpc::ServerContext* c, const regatta::v1::GetInstanceRequest* r,
+                           regatta::v1::Instance* out) override;
+  grpc::Status ApplySecret(grpc::ServerContext* c, const regatta::v1::ApplySecretRequest* r,
+                           regatta::v1::Secret* out) override;
+  grpc::Status ListSecrets(grpc::ServerContext* c, const regatta::v1::ListSecretsRequest* r,
+                           regatta::v1::ListSecretsResponse* out) override;
+  grpc::Status GetSecret(grpc::ServerContext* c, const regatta::v1::GetSecretRequest* r,
+                         regatta::v1::Secret* out) override;
+  grpc::Status DeleteSecret(grpc::ServerContext* c, const regatta::v1::DeleteSecretRequest* r,
+                            regatta::v1::DeleteSecretResponse* out) override;
+  grpc::Status ApplyConfigMap(grpc::ServerContext* c, const regatta::v1::ApplyConfigMapRequest* r,
+                              regatta::v1::ConfigMap* out) override;
+  grpc::Status ListConfigMaps(grpc::ServerContext* c, const regatta::v1::ListConfigMapsRequest* r,
+                              regatta::v1::ListConfigMapsResponse* out) override;
+  grpc::Status GetConfigMap(grpc::ServerContext* c, const regatta::v1::GetConfigMapRequest* r,
+                            regatta::v1::ConfigMap* out) override;
+  grpc::Status DeleteConfigMap(grpc::ServerContext* c, const regatta::v1::DeleteConfigMapRequest* r,
+                               regatta::v1::DeleteConfigMapResponse* out) override;
+
+ private:
+  Recorder* recorder_;
+};
+
 class FakeApi {
  public:
   FakeApi();
@@ -290,6 +331,7 @@ class FakeApi {
   FakeEventService events_{&recorder_};
   FakePipelineService pipelines_{&recorder_};
   FakeRunService runs_{&recorder_};
+  FakeDeviceService devices_{&recorder_};
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
 };

@@ -281,6 +281,62 @@ TEST_F(RestServerTest, JobRoutes) {
   EXPECT_EQ(recorder().LastRequest<v1::ListJobsRequest>().queue(), "q2");
 }
 
+TEST_F(RestServerTest, DeviceRoutes) {
+  HttpReply applied =
+      Do("POST", "/v1/configurations",
+         R"({"configuration":{"name":"cams","discoveryHandler":{"name":"onvif"},"capacity":2}})",
+         {{"Authorization", "Bearer t"}});
+  ASSERT_EQ(applied.status, 200) << applied.body;
+  EXPECT_EQ(Json(applied)["name"], "cams");
+  EXPECT_EQ(recorder().Last().method, "ApplyConfiguration");
+  EXPECT_EQ(recorder().Last().authorization, "Bearer t");
+  EXPECT_EQ(recorder().LastRequest<v1::ApplyConfigurationRequest>().configuration().capacity(), 2);
+
+  ASSERT_EQ(Do("GET", "/v1/configurations?pageSize=5").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ListConfigurationsRequest>().page_size(), 5);
+  HttpReply got = Do("GET", "/v1/configurations/cams");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(recorder().LastRequest<v1::GetConfigurationRequest>().name(), "cams");
+  ASSERT_EQ(Do("DELETE", "/v1/configurations/cams").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::DeleteConfigurationRequest>().name(), "cams");
+
+  ASSERT_EQ(Do("GET", "/v1/instances?configurationName=cams&node=n1").status, 200);
+  auto list = recorder().LastRequest<v1::ListInstancesRequest>();
+  EXPECT_EQ(list.configuration_name(), "cams");
+  EXPECT_EQ(list.node(), "n1");
+  ASSERT_EQ(Do("GET", "/v1/instances/cams-4294ea").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetInstanceRequest>().name(), "cams-4294ea");
+
+  ASSERT_EQ(Do("POST", "/v1/secrets", R"({"secret":{"name":"creds"}})").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ApplySecretRequest>().secret().name(), "creds");
+  ASSERT_EQ(Do("GET", "/v1/secrets").status, 200);
+  EXPECT_EQ(recorder().Last().method, "ListSecrets");
+  ASSERT_EQ(Do("GET", "/v1/secrets/creds").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetSecretRequest>().name(), "creds");
+  ASSERT_EQ(Do("DELETE", "/v1/secrets/creds").status, 200);
+  EXPECT_EQ(recorder().Last().method, "DeleteSecret");
+
+  ASSERT_EQ(Do("POST", "/v1/configmaps", R"({"configMap":{"name":"urls"}})").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::ApplyConfigMapRequest>().config_map().name(), "urls");
+  ASSERT_EQ(Do("GET", "/v1/configmaps").status, 200);
+  EXPECT_EQ(recorder().Last().method, "ListConfigMaps");
+  ASSERT_EQ(Do("GET", "/v1/configmaps/urls").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetConfigMapRequest>().name(), "urls");
+  ASSERT_EQ(Do("DELETE", "/v1/configmaps/urls").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::DeleteConfigMapRequest>().name(), "urls");
+
+  // The path names the resource; the query may not name another one. Unknown fields are errors.
+  const size_t calls = recorder().Count();
+  EXPECT_EQ(Do("GET", "/v1/configurations/cams?name=other").status, 400);
+  EXPECT_EQ(Do("POST", "/v1/configurations", R"({"configuration":{"nmae":"x"}})").status, 400);
+  EXPECT_EQ(recorder().Count(), calls);
+  // A service error keeps its status.
+  recorder().FailNext(grpc::Status(grpc::StatusCode::NOT_FOUND, "configuration x not found"));
+  HttpReply missing = Do("GET", "/v1/configurations/x");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_THAT(Json(missing)["message"].get<std::string>(), HasSubstr("configuration x"));
+}
+
 TEST_F(RestServerTest, PipelineCatalogRoutes) {
   HttpReply created = Do("POST", "/v1/pipelines", R"({"name":"counting","spec":"x: 1"})",
                          {{"Authorization", "Bearer t"}});
