@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -241,6 +242,26 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend> {
     EXPECT_TRUE(b.ok()) << b.status();
     if (!a.ok() || !b.ok()) return {};
     return {*std::move(a), *std::move(b)};
+  }
+
+  // The replay-equality check of a group of views: `history` replayed two ways gives the same
+  // dump, the dump holds every one of `tables` and (if given) `sample`, and then applying
+  // `change` shows in the dump.
+  void ExpectReplayEquality(std::vector<Mutation> history,
+                            std::initializer_list<absl::string_view> tables,
+                            absl::string_view sample, std::vector<Mutation> change) {
+    auto [a, b] = DumpsOfTwoReplays(std::move(history));
+    ASSERT_FALSE(a.empty());
+    EXPECT_EQ(a, b);
+    const std::string lines = absl::StrCat("\n", a);
+    for (absl::string_view table : tables) {
+      EXPECT_THAT(lines, ::testing::HasSubstr(absl::StrCat("\n", table, " "))) << table;
+    }
+    if (!sample.empty()) EXPECT_THAT(a, ::testing::HasSubstr(std::string(sample)));
+    Apply(std::move(change));
+    absl::StatusOr<std::string> changed = store_->DumpViews();
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_NE(*changed, b);
   }
 
   void InsertJobs(int begin, int end, TestJob base = {}) {
