@@ -980,6 +980,26 @@ TEST_P(StoreConformanceTest, ClientIdDeduplication) {
   EXPECT_FALSE(absl::StrContains(*dump, "job-7"));
 }
 
+TEST_P(StoreConformanceTest, IngestedJobsRecordTheirClientIds) {
+  // The submit path stores ids unsynced; the log is their durable copy through the ingest.
+  ASSERT_TRUE(store_->StoreClientIds("q", {{"client-1", "job-from-submit"}}).ok());
+  InsertJobs(0, 2);
+  TestJob other;
+  other.queue = "other";
+  other.index = 5;
+  Apply({JobInsert{MakeTestJob(other)}});
+  absl::StatusOr<absl::flat_hash_map<std::string, std::string>> found =
+      store_->LookupClientIds("q", {"client-0", "client-1", "client-5"});
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->size(), 2u);
+  EXPECT_EQ(found->at("client-0"), TestJobId(0));
+  // The first job id of a client id wins, whoever wrote it.
+  EXPECT_EQ(found->at("client-1"), "job-from-submit");
+  found = store_->LookupClientIds("other", {"client-5"});
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->at("client-5"), TestJobId(5));
+}
+
 // ---- Offsets --------------------------------------------------------------------------------
 
 TEST_P(StoreConformanceTest, ConsumerOffsetStoredWithTheBatch) {

@@ -10,7 +10,6 @@
 #include <utility>
 #include <variant>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -352,11 +351,29 @@ class Applier {
       }
       next += chunk;
     }
-    return absl::OkStatus();
+    return RecordClientIds(valid);
   }
 
  private:
   static constexpr size_t kInsertChunk = 32;
+
+  // The dedup table from the log: the submit path writes a job's client id right after its
+  // append (unsynced), and this makes the log its durable copy, so a power loss that drops
+  // that write is repaired when the ingester applies the job again.
+  absl::Status RecordClientIds(
+      const std::vector<std::pair<int64_t, const regatta::v1::Job*>>& jobs) {
+    auto has_client_id = [](const auto& entry) { return !entry.second->client_id().empty(); };
+    if (std::none_of(jobs.begin(), jobs.end(), has_client_id)) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Stmt stmt, conn_->Prepare("INSERT OR IGNORE INTO client_ids (queue, "
+                                               "client_id, job_id) VALUES (?1, ?2, ?3)"));
+    for (const auto& [offset, job] : jobs) {
+      if (job->client_id().empty()) continue;
+      stmt.BindTextRef(1, job->queue()).BindTextRef(2, job->client_id()).BindTextRef(3, job->id());
+      RETURN_IF_ERROR(stmt.Run());
+      stmt.Reset();
+    }
+    return absl::OkStatus();
+  }
   static constexpr size_t kSmallInsertChunk = 8;
   static constexpr int kJobColumns = 15;
 
@@ -1266,9 +1283,8 @@ absl::Status SqliteStore::StoreClientIds(
   if (client_to_job.empty()) return absl::OkStatus();
   absl::MutexLock lock(&writer_mu_);
   Connection* conn = writer_.get();
-  // The log does not hold the dedup table, so this commit (unlike an ingest batch) is synced.
-  RETURN_IF_ERROR(conn->Exec("PRAGMA synchronous=FULL"));
-  absl::Cleanup normal = [conn] { (void)conn->Exec("PRAGMA synchronous=NORMAL"); };
+  // Not synced, like an ingest batch: the ingester records the same ids from the jobs' submit
+  // events (RecordClientIds), so the log is their durable copy.
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn, /*immediate=*/true));
   ASSIGN_OR_RETURN(Stmt stmt, conn->Prepare("INSERT OR IGNORE INTO client_ids (queue, client_id, "
                                             "job_id) VALUES (?1, ?2, ?3)"));
