@@ -1,5 +1,6 @@
 #include "src/api/executor_service.h"
 
+#include <algorithm>
 #include <map>
 #include <thread>
 #include <utility>
@@ -56,6 +57,67 @@ ExecutorService::ExecutorService(const ApiContext* ctx, scheduler::Scheduler* sc
                                  scheduler::ExecutorRegistry* registry,
                                  ExecutorServiceOptions options)
     : ctx_(ctx), scheduler_(scheduler), registry_(registry), options_(options) {}
+
+absl::Status ExecutorService::AddLeasedDevices(regatta::v1::JobRunLease& lease) {
+  std::vector<scheduler::DeviceClaim> claims = scheduler_->DeviceClaimsOf(lease.run_id());
+  std::vector<regatta::v1::Instance> instances;
+  if (claims.empty()) {
+    // Leased before this process started (or the run holds no device): the views know.
+    const auto& requests = lease.job().task().resources().requests();
+    if (std::none_of(requests.begin(), requests.end(),
+                     [](const auto& r) { return IsDeviceResource(r.first); })) {
+      return absl::OkStatus();
+    }
+    store::InstanceFilter filter;
+    filter.page.limit = 1000;
+    while (true) {
+      ASSIGN_OR_RETURN(store::Page<regatta::v1::Instance> page, ctx_->store->ListInstances(filter));
+      for (regatta::v1::Instance& instance : page.rows) {
+        for (const auto& [slot, holder] : instance.device_usage()) {
+          if (holder == lease.run_id()) claims.push_back({instance.name(), slot});
+        }
+        instances.push_back(std::move(instance));
+      }
+      if (page.next_page_token.empty()) break;
+      filter.page.page_token = page.next_page_token;
+    }
+  }
+  for (const scheduler::DeviceClaim& claim : claims) {
+    regatta::v1::Instance instance;
+    auto known = std::find_if(instances.begin(), instances.end(),
+                              [&](const auto& i) { return i.name() == claim.instance; });
+    if (known != instances.end()) {
+      instance = *known;
+    } else {
+      absl::StatusOr<regatta::v1::Instance> found = ctx_->store->GetInstance(claim.instance);
+      if (absl::IsNotFound(found.status())) {
+        // The device went away since the claim; the run starts without it.
+        LOG_WARN("a leased device is gone", "run", lease.run_id(), "instance", claim.instance);
+        continue;
+      }
+      RETURN_IF_ERROR(found.status());
+      instance = *std::move(found);
+    }
+    regatta::v1::LeasedDevice* device = lease.add_devices();
+    device->set_instance_name(instance.name());
+    device->set_slot(claim.slot);
+    device->set_cdi_name(instance.cdi_name());
+    if (!instance.broker_properties().empty()) {
+      *device->mutable_properties() = instance.broker_properties();
+    } else {
+      // The Configuration's broker properties under the device's own (the device's win).
+      absl::StatusOr<regatta::v1::Configuration> configuration =
+          ctx_->store->GetConfiguration(instance.configuration_name());
+      if (configuration.ok()) *device->mutable_properties() = configuration->broker_properties();
+      for (const auto& [name, value] : instance.properties()) {
+        (*device->mutable_properties())[name] = value;
+      }
+    }
+    *device->mutable_mounts() = instance.mounts();
+    *device->mutable_device_specs() = instance.device_specs();
+  }
+  return absl::OkStatus();
+}
 
 std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
     const scheduler::ExecutorState& state) {
@@ -121,6 +183,12 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
       message->set_node_id(lease.node_id);
       *message->mutable_job() = *it->second;
       message->set_scheduled_at_priority(lease.priority);
+      if (absl::Status devices = AddLeasedDevices(*message); !devices.ok()) {
+        // Not sent: it goes out again after lease_resend_after.
+        LOG_WARN("could not read the devices of a lease; resending later", "run", lease.run_id,
+                 "error", devices.ToString());
+        out.pop_back();
+      }
     }
   }
   if (cancel.run_ids_size() > 0) *out.emplace_back().mutable_cancel_runs() = std::move(cancel);

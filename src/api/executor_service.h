@@ -45,6 +45,8 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   // What to send an executor now: leases of runs it does not hold yet, runs to cancel and to
   // preempt. Empty if nothing.
   std::vector<regatta::v1::LeaseStreamMessage> PendingFor(const scheduler::ExecutorState& state);
+  // Adds the devices the run holds, with what the executor injects.
+  absl::Status AddLeasedDevices(regatta::v1::JobRunLease& lease);
 
   // Ends open lease streams (shutdown).
   void Shutdown() { shutting_down_ = true; }

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -152,6 +153,11 @@ std::string Quantity::ToString() const {
     ++suffix;
   }
   return suffix < 0 ? absl::StrCat(units) : absl::StrCat(units, kBinary[suffix]);
+}
+
+bool IsDeviceResource(absl::string_view resource) {
+  return absl::StartsWith(resource, kDeviceResourcePrefix) &&
+         resource.size() > kDeviceResourcePrefix.size();
 }
 
 bool IsValidResourceName(absl::string_view name) {

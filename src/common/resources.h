@@ -73,6 +73,12 @@ class ResourceNames {
   std::vector<std::string> names_ ABSL_GUARDED_BY(mu_);
 };
 
+// Resource names a job uses to ask for a device: regatta.dev/<instance> or
+// regatta.dev/<configuration> (src/scheduler/devices). The scheduler claims device slots for
+// them; node allocatable and executor admission do not count them.
+inline constexpr absl::string_view kDeviceResourcePrefix = "regatta.dev/";
+bool IsDeviceResource(absl::string_view resource);
+
 // A dense vector of quantities indexed by interned resource name; missing entries are zero.
 class ResourceList {
  public:

@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
@@ -143,10 +146,44 @@ class Executor::LogService final : public regatta::v1::ExecutorLogService::Servi
 };
 
 ResourceList RequestsOf(const regatta::v1::Job& job) {
-  std::vector<std::pair<std::string, std::string>> entries(
-      job.task().resources().requests().begin(), job.task().resources().requests().end());
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto& [name, quantity] : job.task().resources().requests()) {
+    if (!IsDeviceResource(name)) entries.emplace_back(name, quantity);
+  }
   absl::StatusOr<ResourceList> list = ResourceList::FromStrings(entries);
   return list.ok() ? *std::move(list) : ResourceList();
+}
+
+std::vector<std::pair<std::string, std::string>> LeasedDeviceEnvironment(
+    const regatta::v1::JobRunLease& lease) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (lease.devices().empty()) return env;
+  const auto& own = lease.job().task().env();
+  absl::flat_hash_set<std::string> named;
+  auto add = [&](const std::string& name, std::string value) {
+    if (own.contains(name) || !named.insert(name).second) return;
+    env.emplace_back(name, std::move(value));
+  };
+  std::vector<std::string> instances, slots, cdi_names, nodes, mounts;
+  for (const regatta::v1::LeasedDevice& device : lease.devices()) {
+    std::map<std::string, std::string> sorted(device.properties().begin(),
+                                              device.properties().end());
+    for (const auto& [name, value] : sorted) add(name, value);
+    instances.push_back(device.instance_name());
+    slots.push_back(device.slot());
+    cdi_names.push_back(device.cdi_name());
+    for (const v0::DeviceSpec& spec : device.device_specs()) nodes.push_back(spec.host_path());
+    for (const v0::Mount& mount : device.mounts()) {
+      mounts.push_back(absl::StrCat(mount.host_path(), ":", mount.container_path(),
+                                    mount.read_only() ? ":ro" : ""));
+    }
+  }
+  add("REGATTA_DEVICE_INSTANCES", absl::StrJoin(instances, ","));
+  add("REGATTA_DEVICE_SLOTS", absl::StrJoin(slots, ","));
+  add("REGATTA_DEVICE_CDI_NAMES", absl::StrJoin(cdi_names, ","));
+  add("REGATTA_DEVICE_NODES", absl::StrJoin(nodes, ","));
+  add("REGATTA_DEVICE_MOUNTS", absl::StrJoin(mounts, ","));
+  return env;
 }
 
 std::string HostName() {

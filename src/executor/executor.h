@@ -149,6 +149,13 @@ std::string HostName();
 // The job's resource requests (nothing if they do not parse; the server checked them).
 ResourceList RequestsOf(const regatta::v1::Job& job);
 
+// The environment a run gets for the devices of its lease: each device's properties (the first
+// device's value wins a name two devices share) and REGATTA_DEVICE_INSTANCES, _SLOTS,
+// _CDI_NAMES, _NODES (host paths of the device nodes) and _MOUNTS ("host:container[:ro]"),
+// each comma-separated in lease order. Names the job's own env sets are left to the job.
+std::vector<std::pair<std::string, std::string>> LeasedDeviceEnvironment(
+    const regatta::v1::JobRunLease& lease);
+
 }  // namespace regatta::executor
 
 #endif  // REGATTA_SRC_EXECUTOR_EXECUTOR_H_

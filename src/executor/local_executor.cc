@@ -31,6 +31,7 @@ class ProcessBackend final : public RunBackend {
     launch.env.emplace_back("REGATTA_QUEUE", job.queue());
     launch.env.emplace_back("REGATTA_JOB_SET", job.job_set());
     launch.env.emplace_back("REGATTA_NODE", lease.node_id());
+    for (auto& entry : LeasedDeviceEnvironment(lease)) launch.env.push_back(std::move(entry));
     launch.working_dir = job.task().working_dir();
     if (job.task().has_active_deadline()) {
       launch.active_deadline = absl::Seconds(job.task().active_deadline().seconds()) +

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -277,8 +279,9 @@ absl::Status Scheduler::RunCycle() {
   std::unique_ptr<JobDb::Txn> txn = job_db_.Begin();
   ExpireLostExecutors(out, touched, *txn);
   Decide(touched, out, *txn);
+  std::unique_ptr<DeviceSlots> devices = LoadDeviceSlots(out, *txn);
   const int64_t decided = out.events();
-  Schedule(out, *txn);
+  Schedule(out, *txn, devices.get());
   const int64_t leased = out.events() - decided;
   if (leader_->LeaderToken() != term_) {
     // Leadership moved during the cycle: nothing decided here may be published.
@@ -585,7 +588,77 @@ void Scheduler::ReportPoolRound(const std::string& pool, const PoolRoundResult& 
   reports_->SetPoolQueues(pool, std::move(shares));
 }
 
-void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
+std::vector<DeviceClaim> Scheduler::DeviceClaimsOf(absl::string_view run_id) const {
+  absl::MutexLock lock(&claims_mu_);
+  auto it = device_claims_.find(run_id);
+  return it == device_claims_.end() ? std::vector<DeviceClaim>() : it->second;
+}
+
+std::unique_ptr<DeviceSlots> Scheduler::LoadDeviceSlots(Publication& out, JobDb::Txn& txn) {
+  std::vector<regatta::v1::Instance> instances;
+  store::InstanceFilter filter;
+  filter.page.limit = 1000;
+  while (true) {
+    absl::StatusOr<store::Page<regatta::v1::Instance>> page = store_->ListInstances(filter);
+    if (!page.ok()) {
+      LOG_WARN("cannot read the Instances; no device is scheduled this cycle", "error",
+               page.status().ToString());
+      return nullptr;
+    }
+    for (regatta::v1::Instance& instance : page->rows) instances.push_back(std::move(instance));
+    if (page->next_page_token.empty()) break;
+    filter.page.page_token = page->next_page_token;
+  }
+  auto active = [&](absl::string_view run_id) {
+    const RunRecord* run = txn.FindRun(run_id);
+    return run != nullptr && run->active();
+  };
+  // Slot -> holder of the views, to release those no longer active.
+  std::vector<std::tuple<std::string, std::string, std::string>> stale;
+  absl::flat_hash_set<std::string> shown;
+  for (const regatta::v1::Instance& instance : instances) {
+    for (const auto& [slot, holder] : instance.device_usage()) {
+      if (holder.empty()) continue;
+      const std::string key = absl::StrCat(slot, "/", holder);
+      shown.insert(key);
+      if (!active(holder) && !releases_in_flight_.contains(key)) {
+        stale.emplace_back(instance.name(), slot, holder);
+      }
+    }
+  }
+  // A release the views show done (the slot free or held by another) is no longer in flight.
+  for (auto it = releases_in_flight_.begin(); it != releases_in_flight_.end();) {
+    auto here = it++;
+    if (!shown.contains(*here)) releases_in_flight_.erase(here);
+  }
+  auto slots = std::make_unique<DeviceSlots>(instances);
+  for (const regatta::v1::Instance& instance : instances) {
+    for (const auto& [slot, holder] : instance.device_usage()) {
+      if (!holder.empty() && active(holder)) slots->Hold(slot, holder);
+    }
+  }
+  {
+    absl::MutexLock lock(&claims_mu_);
+    for (auto it = device_claims_.begin(); it != device_claims_.end();) {
+      auto here = it++;
+      if (!active(here->first)) device_claims_.erase(here);
+    }
+    for (const auto& [run_id, claims] : device_claims_) {
+      for (const DeviceClaim& claim : claims) slots->Hold(claim.slot, run_id);
+    }
+  }
+  for (auto& [instance, slot, holder] : stale) {
+    const std::string key = absl::StrCat(slot, "/", holder);
+    auto* released = out.Add("", "", [this, key](int64_t) { releases_in_flight_.insert(key); })
+                         ->mutable_device_slot_released();
+    released->set_instance_name(instance);
+    released->set_slot(slot);
+    released->set_holder(holder);
+  }
+  return slots;
+}
+
+void Scheduler::Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices) {
   const std::vector<std::string> queued_queues = txn.QueuedQueues();
   if (queued_queues.empty()) return;  // nothing to place, so nothing worth preempting either
   const absl::Time now = clock_->Now();
@@ -598,6 +671,9 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
     for (Node& node : e.nodes) pools[node.pool].push_back(std::move(node));
   }
   if (pools.empty()) return;
+  if (devices != nullptr) {
+    for (auto& [pool, nodes] : pools) devices->AddAllocatable(nodes, ResourceNames::Global());
+  }
   // Queues holding resources in each pool take part in its round (their share counts, and
   // fair-share preemption may take from them) even with nothing queued.
   std::map<std::string, std::set<std::string>> pool_queues;
@@ -664,6 +740,9 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
     PoolRoundResult result = SchedulePool(std::move(input));
     ReportPoolRound(pool, result, now);
     for (const Unschedulable& u : result.unschedulable) {
+      const JobRecord* job = txn.FindJob(u.job_id);
+      // A device no node sees now may appear later: such a job waits instead of failing.
+      if (job != nullptr && RequestsDevices(job->requests(), ResourceNames::Global())) continue;
       if (u.code == UnschedulableCode::kNoNodeMatches) {
         never_fits[u.job_id][pool] = std::string(u.reason);
       }
@@ -685,12 +764,47 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
       e->set_preempting_queue(p.caused_by_queue);
       e->set_reason(p.reason);
     }
+    // Concrete slots for the leases that ask for devices, a gang all or nothing; a lease
+    // without its slots is dropped and its job stays queued.
+    absl::flat_hash_map<absl::string_view, std::vector<DeviceClaim>> claims;
+    absl::flat_hash_map<absl::string_view, std::string> run_ids;
+    absl::flat_hash_set<std::string> unclaimed_gangs;
+    for (const Lease& lease : result.leases) {
+      const JobRecord* job = txn.FindJob(lease.job_id);
+      if (job == nullptr || lease.node_index < 0 ||
+          lease.node_index >= static_cast<int>(nodes.size()) ||
+          !RequestsDevices(job->requests(), ResourceNames::Global())) {
+        continue;
+      }
+      const std::string run_id = ids_->NewId();
+      std::optional<std::vector<DeviceClaim>> claim =
+          devices == nullptr ? std::nullopt
+                             : devices->Claim(job->requests(), nodes[lease.node_index].id, run_id,
+                                              ResourceNames::Global());
+      if (!claim) {
+        unclaimed_gangs.insert(job->gang_id().empty() ? job->id : job->gang_id());
+        continue;
+      }
+      claims[lease.job_id] = *std::move(claim);
+      run_ids[lease.job_id] = run_id;
+    }
+    for (const Lease& lease : result.leases) {
+      const JobRecord* job = txn.FindJob(lease.job_id);
+      if (job == nullptr) continue;
+      if (unclaimed_gangs.contains(job->gang_id().empty() ? job->id : job->gang_id())) {
+        if (auto it = claims.find(lease.job_id); it != claims.end()) {
+          devices->Unclaim(it->second);
+          claims.erase(it);
+        }
+      }
+    }
     for (const Lease& lease : result.leases) {
       const JobRecord* job = txn.FindJob(lease.job_id);
       if (job == nullptr || lease.node_index < 0 ||
           lease.node_index >= static_cast<int>(nodes.size())) {
         continue;
       }
+      if (unclaimed_gangs.contains(job->gang_id().empty() ? job->id : job->gang_id())) continue;
       const Node& node = nodes[lease.node_index];
       capacity[node.executor_id] -= 1;
       --budget;
@@ -699,7 +813,8 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
         bucket->second.Take(1);
       }
       RunRecord run;
-      run.run_id = ids_->NewId();
+      auto claimed_run = run_ids.find(lease.job_id);
+      run.run_id = claimed_run != run_ids.end() ? claimed_run->second : ids_->NewId();
       run.job_id = job->id;
       run.executor_id = node.executor_id;
       run.node_id = node.id;
@@ -720,6 +835,25 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn) {
       leased->set_node_id(node.id);
       leased->set_pool(pool);
       leased->set_scheduled_at_priority(job->priority_class_priority);
+      if (auto claim = claims.find(lease.job_id); claim != claims.end()) {
+        // In the lease's append: the claim is durable exactly when the lease is.
+        std::vector<DeviceClaim> held = claim->second;
+        const std::string run_id = run.run_id;
+        for (size_t i = 0; i < held.size(); ++i) {
+          std::function<void(int64_t)> after;
+          if (i + 1 == held.size()) {
+            after = [this, run_id, held](int64_t) {
+              absl::MutexLock lock(&claims_mu_);
+              device_claims_[run_id] = held;
+            };
+          }
+          auto* claimed = out.Add("", "", std::move(after))->mutable_device_slot_claimed();
+          claimed->set_instance_name(held[i].instance);
+          claimed->set_slot(held[i].slot);
+          claimed->set_holder(run_id);
+          claimed->set_node(node.id);
+        }
+      }
       // Leased in the transaction at once: later pools' queues no longer offer the job.
       txn.RecordLease(job_id, std::move(run), /*offset=*/0);
     }

@@ -18,6 +18,7 @@
 #include "src/common/clock.h"
 #include "src/common/ids.h"
 #include "src/eventlog/event_log.h"
+#include "src/scheduler/devices/device_slots.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/jobdb/job_db.h"
 #include "src/scheduler/leader.h"
@@ -86,6 +87,9 @@ class Scheduler {
   void set_reports(SchedulingReports* reports) { reports_ = reports; }
 
   JobDb& job_db() { return job_db_; }
+  // The device slots a run was leased with by this scheduler process (empty if none, or if it
+  // was leased before a restart: the Instance views then hold them).
+  std::vector<DeviceClaim> DeviceClaimsOf(absl::string_view run_id) const;
   bool ready() const;
   int32_t PriorityOf(absl::string_view priority_class) const;
 
@@ -106,7 +110,11 @@ class Scheduler {
   void Decide(const absl::flat_hash_set<std::string>& touched, Publication& out, JobDb::Txn& txn);
   void ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::string>& touched,
                            JobDb::Txn& txn);
-  void Schedule(Publication& out, JobDb::Txn& txn);
+  // The Instances with the slots held now: by active runs as the views record them, and by
+  // runs this process leased since. Publishes releases of slots whose holder is no longer
+  // active (its run ended or expired with its executor). Null if the views cannot be read.
+  std::unique_ptr<DeviceSlots> LoadDeviceSlots(Publication& out, JobDb::Txn& txn);
+  void Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices);
   // The policy's round configuration for a pool, with priority classes in JobDb index order.
   PoolRoundConfig RoundConfigFor(const std::string& pool) const;
   // Keeps the round's reasons and shares for `regatta why` and `regatta queue report`.
@@ -147,6 +155,12 @@ class Scheduler {
   absl::flat_hash_map<std::string, TokenBucket> queue_tokens_;
   // Jobs whose decision the loop must revisit next cycle even without a view change.
   absl::flat_hash_set<std::string> revisit_;
+  // Device slots of runs leased by this process (run id -> claims), until the run ends.
+  mutable absl::Mutex claims_mu_;
+  absl::flat_hash_map<std::string, std::vector<DeviceClaim>> device_claims_
+      ABSL_GUARDED_BY(claims_mu_);
+  // Releases published ("<slot>/<holder>") that the views do not show yet.
+  absl::flat_hash_set<std::string> releases_in_flight_;
   absl::Time started_at_;
   absl::Time last_expiry_scan_ = absl::InfinitePast();
 
