@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libpq-dev libyaml-cpp-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libcli11-dev libboost-dev libboost-system-dev
-  libssl-dev libsodium-dev libjemalloc-dev libb2-dev libudev-dev
+  libssl-dev libsodium-dev libjemalloc-dev libb2-dev libudev-dev libxml2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl ca-certificates
 )

@@ -385,6 +385,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   // ---- dh (discovery handlers, each its own process)
   DebugEchoFlags debug_echo_flags;
   HandlerFlags udev_flags{.name = "udev"};
+  OnvifFlags onvif_flags;
   {
     CLI::App* dh = app.add_subcommand(
         "dh", "Run a device discovery handler that registers with this node's agent");
@@ -422,6 +423,31 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     udev->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         return RunUdevHandler(udev_flags, *env.out, *env.err);
+      };
+    });
+    CLI::App* onvif = dh->add_subcommand(
+        "onvif",
+        "ONVIF cameras found by WS-Discovery, filtered as the discovery details say "
+        "(ipAddresses, macAddresses, scopes, uuids); shared between nodes");
+    add_handler_flags(onvif, onvif_flags.handler);
+    onvif
+        ->add_option("--probe-address", onvif_flags.probe_address,
+                     "Where the WS-Discovery Probe goes (IPV4:PORT)")
+        ->capture_default_str();
+    onvif->add_option("--interface", onvif_flags.interface,
+                      "IPv4 address of the interface the multicast Probe leaves by (default: "
+                      "the kernel's choice)");
+    onvif
+        ->add_option("--rediscover-interval", onvif_flags.rediscover_interval,
+                     "A discovery pass this often; a changed list is streamed at once")
+        ->capture_default_str();
+    onvif
+        ->add_option("--http-timeout", onvif_flags.http_timeout,
+                     "Time allowed for each SOAP call to a camera")
+        ->capture_default_str();
+    onvif->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        return RunOnvifHandler(onvif_flags, *env.out, *env.err);
       };
     });
   }
@@ -778,7 +804,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
   if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo" &&
-      verb != "dh udev") {
+      verb != "dh udev" && verb != "dh onvif") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

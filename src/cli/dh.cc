@@ -2,10 +2,13 @@
 
 #include <csignal>
 
+#include "absl/strings/str_cat.h"
+#include "src/cli/flags.h"
 #include "src/common/clock.h"
 #include "src/common/logging.h"
 #include "src/common/signals.h"
 #include "src/devices/handlers/debug_echo/debug_echo.h"
+#include "src/devices/handlers/onvif/finder.h"
 #include "src/devices/handlers/udev/discovery.h"
 #include "src/devices/handlers/udev/finder.h"
 #include "src/devices/protocol/handler_server.h"
@@ -18,8 +21,10 @@ namespace {
 // thread started. `details` are extra lines for the banner.
 int Serve(const HandlerFlags& flags, bool shared, const char* kind, const std::string& details,
           const sigset_t& stop_signals, devices::DeviceFinder* finder, std::ostream& out,
-          std::ostream& err) {
+          std::ostream& err,
+          absl::Duration relist_interval = devices::HandlerServerOptions().relist_interval) {
   devices::HandlerServerOptions options;
+  options.relist_interval = relist_interval;
   options.dir = flags.dir.empty() ? devices::kDefaultDiscoveryDir : flags.dir;
   options.name = flags.name;
   options.shared = shared;
@@ -60,6 +65,37 @@ int RunUdevHandler(const HandlerFlags& flags, std::ostream& out, std::ostream& e
   InitLogging("info");
   devices::udev::UdevFinder finder(RealClock::Get());
   return Serve(flags, devices::udev::kSharedDevices, "udev", "", stop_signals, &finder, out, err);
+}
+
+int RunOnvifHandler(const OnvifFlags& flags, std::ostream& out, std::ostream& err) {
+  devices::onvif::NetworkOptions network;
+  if (absl::Status status =
+          devices::onvif::ParseProbeAddress("--probe-address", flags.probe_address, network.probe);
+      !status.ok()) {
+    err << "regatta: dh onvif: " << status.message() << "\n";
+    return 2;
+  }
+  network.probe.interface = flags.interface;
+  absl::StatusOr<absl::Duration> interval = ParseDurationFlag(flags.rediscover_interval);
+  absl::StatusOr<absl::Duration> http_timeout = ParseDurationFlag(flags.http_timeout);
+  if (!interval.ok() || *interval <= absl::ZeroDuration()) {
+    err << "regatta: dh onvif: --rediscover-interval: expected a positive duration such as 10s\n";
+    return 2;
+  }
+  if (!http_timeout.ok() || *http_timeout <= absl::ZeroDuration()) {
+    err << "regatta: dh onvif: --http-timeout: expected a positive duration such as 1s\n";
+    return 2;
+  }
+  network.http_timeout = *http_timeout;
+  const sigset_t stop_signals = BlockStopSignals();
+  InitLogging("info");
+  devices::onvif::OnvifFinder finder(network, RealClock::Get());
+  const std::string details =
+      absl::StrCat("  probe: ", flags.probe_address,
+                   flags.interface.empty() ? "" : absl::StrCat(" via ", flags.interface),
+                   ", every ", absl::FormatDuration(*interval), "\n");
+  return Serve(flags.handler, devices::onvif::kSharedDevices, "onvif", details, stop_signals,
+               &finder, out, err, *interval);
 }
 
 }  // namespace regatta::cli

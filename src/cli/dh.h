@@ -29,6 +29,17 @@ int RunDebugEcho(const DebugEchoFlags& flags, std::ostream& out, std::ostream& e
 // `regatta dh udev`: devices of this node matched by udev rules (local to the node).
 int RunUdevHandler(const HandlerFlags& flags, std::ostream& out, std::ostream& err);
 
+struct OnvifFlags {
+  HandlerFlags handler{.name = "onvif"};
+  std::string probe_address = "239.255.255.250:3702";  // WS-Discovery group (or a unicast host)
+  std::string interface;                               // IPv4 address multicast leaves by
+  std::string rediscover_interval = "10s";             // a discovery pass this often
+  std::string http_timeout = "1s";                     // each SOAP call to a camera
+};
+
+// `regatta dh onvif`: ONVIF cameras found by WS-Discovery (shared devices).
+int RunOnvifHandler(const OnvifFlags& flags, std::ostream& out, std::ostream& err);
+
 }  // namespace regatta::cli
 
 #endif  // REGATTA_SRC_CLI_DH_H_
