@@ -2,10 +2,15 @@
 
 #include <csignal>
 
+#include "absl/strings/str_cat.h"
+#include "src/cli/flags.h"
 #include "src/common/clock.h"
 #include "src/common/logging.h"
 #include "src/common/signals.h"
 #include "src/devices/handlers/debug_echo/debug_echo.h"
+#include "src/devices/handlers/opcua/client.h"
+#include "src/devices/handlers/opcua/discovery.h"
+#include "src/devices/handlers/opcua/finder.h"
 #include "src/devices/handlers/udev/discovery.h"
 #include "src/devices/handlers/udev/finder.h"
 #include "src/devices/protocol/handler_server.h"
@@ -15,15 +20,17 @@ namespace regatta::cli {
 namespace {
 
 // Serves `finder` as handler `kind` until a stop signal; `stop_signals` were blocked before any
-// thread started. `details` are extra lines for the banner.
+// thread started. `details` are extra lines for the banner. Each stream lists again every
+// `relist_interval` even without a change notification.
 int Serve(const HandlerFlags& flags, bool shared, const char* kind, const std::string& details,
           const sigset_t& stop_signals, devices::DeviceFinder* finder, std::ostream& out,
-          std::ostream& err) {
+          std::ostream& err, absl::Duration relist_interval = absl::Seconds(10)) {
   devices::HandlerServerOptions options;
   options.dir = flags.dir.empty() ? devices::kDefaultDiscoveryDir : flags.dir;
   options.name = flags.name;
   options.shared = shared;
   options.socket_path = flags.socket;
+  options.relist_interval = relist_interval;
   auto server = devices::HandlerServer::Start(options, finder);
   if (!server.ok()) {
     err << "regatta: dh " << kind << ": " << server.status().message() << "\n";
@@ -60,6 +67,22 @@ int RunUdevHandler(const HandlerFlags& flags, std::ostream& out, std::ostream& e
   InitLogging("info");
   devices::udev::UdevFinder finder(RealClock::Get());
   return Serve(flags, devices::udev::kSharedDevices, "udev", "", stop_signals, &finder, out, err);
+}
+
+int RunOpcuaHandler(const OpcuaFlags& flags, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<absl::Duration> interval = ParseDurationFlag(flags.discovery_interval);
+  if (!interval.ok() || *interval <= absl::ZeroDuration()) {
+    err << "regatta: dh opcua: --discovery-interval: "
+        << (interval.ok() ? "must be positive" : interval.status().message()) << "\n";
+    return 1;
+  }
+  const sigset_t stop_signals = BlockStopSignals();
+  InitLogging("info");
+  devices::opcua::TcpDiscoveryClient client;
+  devices::opcua::OpcuaFinder finder(&client);
+  return Serve(flags.handler, devices::opcua::kSharedDevices, "opcua",
+               absl::StrCat("  discovery interval: ", absl::FormatDuration(*interval), "\n"),
+               stop_signals, &finder, out, err, *interval);
 }
 
 }  // namespace regatta::cli

@@ -29,6 +29,14 @@ int RunDebugEcho(const DebugEchoFlags& flags, std::ostream& out, std::ostream& e
 // `regatta dh udev`: devices of this node matched by udev rules (local to the node).
 int RunUdevHandler(const HandlerFlags& flags, std::ostream& out, std::ostream& err);
 
+struct OpcuaFlags {
+  HandlerFlags handler{.name = "opcua"};
+  std::string discovery_interval = "10s";  // how often servers are asked again (Akri: 10 s)
+};
+
+// `regatta dh opcua`: OPC UA servers found by FindServers on the discovery URLs (shared).
+int RunOpcuaHandler(const OpcuaFlags& flags, std::ostream& out, std::ostream& err);
+
 }  // namespace regatta::cli
 
 #endif  // REGATTA_SRC_CLI_DH_H_

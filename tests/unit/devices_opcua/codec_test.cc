@@ -194,6 +194,17 @@ TEST(OpcuaCodecTest, AServiceFaultOrABadResultIsAnErrorWithItsCode) {
               HasSubstr("unexpected response type i=422"));
 }
 
+TEST(OpcuaCodecTest, ARequestOfAnotherTypeIsRefused) {
+  EXPECT_THAT(DecodeFindServersRequest(EncodeFindServersResponse({})).status().message(),
+              HasSubstr("not a FindServersRequest (type id i=425, wanted i=422)"));
+  MessageChunk chunk;
+  chunk.body = EncodeFindServersRequest({});
+  std::string as_close = EncodeMessageChunk(chunk);
+  as_close.replace(0, 3, "CLO");
+  EXPECT_THAT(DecodeCloseSecureChannelRequest(as_close).status().message(),
+              HasSubstr("not a CloseSecureChannelRequest"));
+}
+
 TEST(OpcuaCodecTest, OpenSecureChannelRequestMatchesTheSpecLayoutAndRoundTrips) {
   OpenSecureChannelRequest request;
   request.frame.sequence_number = 1;

@@ -371,6 +371,18 @@ absl::Status ReadResponseStart(Reader& r, uint32_t expected, absl::string_view s
   return absl::OkStatus();
 }
 
+// A request body: the expected type id, then the request header.
+absl::Status ReadRequestStart(Reader& r, uint32_t expected, absl::string_view request,
+                              opcua::RequestHeader* header) {
+  uint32_t type_id = 0;
+  RETURN_IF_ERROR(ReadTypeId(r, &type_id));
+  if (type_id != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a ", request, " (type id i=", type_id, ", wanted i=", expected, ")"));
+  }
+  return r.RequestHeader(header);
+}
+
 void WriteSequenceHeader(Writer& w, const ChunkFrame& frame) {
   w.U32(frame.sequence_number);
   w.U32(frame.request_id);
@@ -549,13 +561,8 @@ absl::StatusOr<OpenSecureChannelRequest> DecodeOpenSecureChannelRequest(absl::st
   Reader r(chunk);
   std::string policy;
   RETURN_IF_ERROR(ReadOpnFrame(chunk, &r, &request.frame, &policy));
-  uint32_t type_id = 0;
-  RETURN_IF_ERROR(ReadTypeId(r, &type_id));
-  if (type_id != kOpenSecureChannelRequestEncoding) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("OPN: not an OpenSecureChannelRequest (type id i=", type_id, ")"));
-  }
-  RETURN_IF_ERROR(r.RequestHeader(&request.header));
+  RETURN_IF_ERROR(ReadRequestStart(r, kOpenSecureChannelRequestEncoding, "OpenSecureChannelRequest",
+                                   &request.header));
   RETURN_IF_ERROR(r.U32(&request.client_protocol_version, "clientProtocolVersion"));
   RETURN_IF_ERROR(r.U32(&request.request_type, "requestType"));
   RETURN_IF_ERROR(r.U32(&request.security_mode, "securityMode"));
@@ -606,13 +613,8 @@ absl::StatusOr<CloseSecureChannelRequest> DecodeCloseSecureChannelRequest(absl::
   CloseSecureChannelRequest request;
   Reader r(chunk);
   RETURN_IF_ERROR(ReadSymmetricFrame(chunk, "CLO", &r, &request.frame));
-  uint32_t type_id = 0;
-  RETURN_IF_ERROR(ReadTypeId(r, &type_id));
-  if (type_id != kCloseSecureChannelRequestEncoding) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CLO: not a CloseSecureChannelRequest (type id i=", type_id, ")"));
-  }
-  RETURN_IF_ERROR(r.RequestHeader(&request.header));
+  RETURN_IF_ERROR(ReadRequestStart(r, kCloseSecureChannelRequestEncoding,
+                                   "CloseSecureChannelRequest", &request.header));
   return request;
 }
 
@@ -640,14 +642,9 @@ std::string EncodeFindServersRequest(const FindServersRequest& request) {
 
 absl::StatusOr<FindServersRequest> DecodeFindServersRequest(absl::string_view body) {
   Reader r(body);
-  uint32_t type_id = 0;
-  RETURN_IF_ERROR(ReadTypeId(r, &type_id));
-  if (type_id != kFindServersRequestEncoding) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a FindServersRequest (type id i=", type_id, ")"));
-  }
   FindServersRequest request;
-  RETURN_IF_ERROR(r.RequestHeader(&request.header));
+  RETURN_IF_ERROR(
+      ReadRequestStart(r, kFindServersRequestEncoding, "FindServersRequest", &request.header));
   RETURN_IF_ERROR(r.String(&request.endpoint_url, "FindServersRequest.endpointUrl"));
   RETURN_IF_ERROR(r.StringArray(&request.locale_ids, "FindServersRequest.localeIds"));
   RETURN_IF_ERROR(r.StringArray(&request.server_uris, "FindServersRequest.serverUris"));
