@@ -45,9 +45,14 @@ class OpcuaE2eTest : public ::testing::Test {
     regatta::testing::RunResult install = regatta::testing::RunProcess(
         {"/bin/sh", std::string(OPCUA_TEST_DIR) + "/node_opcua.sh"}, scratch_->path());
     if (install.exit_code != 0) {
-      skip_reason_ = new std::string(
-          absl::StrCat("node-opcua-server is not available (node_opcua.sh exit ", install.exit_code,
-                       "): ", absl::StripAsciiWhitespace(install.err)));
+      // The script's last line says why (npm's own report comes before it).
+      absl::string_view why = absl::StripAsciiWhitespace(install.err);
+      if (const size_t newline = why.rfind('\n'); newline != absl::string_view::npos) {
+        why.remove_prefix(newline + 1);
+      }
+      skip_reason_ =
+          new std::string(absl::StrCat("node-opcua-server is not available (node_opcua.sh exit ",
+                                       install.exit_code, "): ", why));
       return;
     }
     const std::string cache(absl::StripAsciiWhitespace(install.out));
