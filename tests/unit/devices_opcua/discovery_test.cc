@@ -111,6 +111,7 @@ TEST(OpcuaUrlTest, ParsesHostPortAndPath) {
   EXPECT_FALSE(ParseOpcTcpUrl("opc.tcp://h:+1").ok());
   EXPECT_FALSE(ParseOpcTcpUrl("opc.tcp://u@h:1").ok());
   EXPECT_FALSE(ParseOpcTcpUrl("opc.tcp://[::1]").ok());
+  EXPECT_FALSE(ParseOpcTcpUrl("opc.tcp://h:1/" + std::string(4096, 'p')).ok());
 }
 
 TEST(OpcuaFilterTest, IncludeKeepsOnlyTheItemsExcludeAllButThem) {

@@ -256,6 +256,8 @@ absl::StatusOr<std::vector<ApplicationDescription>> Exchange(Connection& connect
 }  // namespace
 
 absl::StatusOr<OpcTcpUrl> ParseOpcTcpUrl(absl::string_view url) {
+  // It travels in HEL, whose endpointUrl Part 6 caps at 4096 bytes.
+  if (url.size() > 4096) return absl::InvalidArgumentError("URL longer than 4096 bytes");
   if (!absl::StartsWithIgnoreCase(url, kScheme)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", url, "' is not an opc.tcp:// URL (e.g. opc.tcp://10.0.0.5:4840/)"));
