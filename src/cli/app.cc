@@ -386,6 +386,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   DebugEchoFlags debug_echo_flags;
   HandlerFlags udev_flags{.name = "udev"};
   OnvifFlags onvif_flags;
+  OpcuaFlags opcua_flags;
   {
     CLI::App* dh = app.add_subcommand(
         "dh", "Run a device discovery handler that registers with this node's agent");
@@ -448,6 +449,20 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     onvif->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         return RunOnvifHandler(onvif_flags, *env.out, *env.err);
+      };
+    });
+    CLI::App* opcua = dh->add_subcommand(
+        "opcua",
+        "OPC UA servers found by FindServers on the discovery URLs of the discovery details "
+        "(opcuaDiscoveryMethod: {standard: {discoveryUrls: [opc.tcp://host:4840/]}}); shared");
+    add_handler_flags(opcua, opcua_flags.handler);
+    opcua
+        ->add_option("--discovery-interval", opcua_flags.discovery_interval,
+                     "How often the servers are asked again (e.g. 10s, 500ms)")
+        ->capture_default_str();
+    opcua->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        return RunOpcuaHandler(opcua_flags, *env.out, *env.err);
       };
     });
   }
@@ -804,7 +819,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
   if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo" &&
-      verb != "dh udev" && verb != "dh onvif") {
+      verb != "dh udev" && verb != "dh onvif" &&
+      verb != "dh opcua") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

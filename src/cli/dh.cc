@@ -9,6 +9,9 @@
 #include "src/common/signals.h"
 #include "src/devices/handlers/debug_echo/debug_echo.h"
 #include "src/devices/handlers/onvif/finder.h"
+#include "src/devices/handlers/opcua/client.h"
+#include "src/devices/handlers/opcua/discovery.h"
+#include "src/devices/handlers/opcua/finder.h"
 #include "src/devices/handlers/udev/discovery.h"
 #include "src/devices/handlers/udev/finder.h"
 #include "src/devices/protocol/handler_server.h"
@@ -18,7 +21,8 @@ namespace regatta::cli {
 namespace {
 
 // Serves `finder` as handler `kind` until a stop signal; `stop_signals` were blocked before any
-// thread started. `details` are extra lines for the banner.
+// thread started. `details` are extra lines for the banner. Each stream lists again every
+// `relist_interval` even without a change notification.
 int Serve(const HandlerFlags& flags, bool shared, const char* kind, const std::string& details,
           const sigset_t& stop_signals, devices::DeviceFinder* finder, std::ostream& out,
           std::ostream& err,
@@ -29,6 +33,7 @@ int Serve(const HandlerFlags& flags, bool shared, const char* kind, const std::s
   options.name = flags.name;
   options.shared = shared;
   options.socket_path = flags.socket;
+  options.relist_interval = relist_interval;
   auto server = devices::HandlerServer::Start(options, finder);
   if (!server.ok()) {
     err << "regatta: dh " << kind << ": " << server.status().message() << "\n";
@@ -96,6 +101,22 @@ int RunOnvifHandler(const OnvifFlags& flags, std::ostream& out, std::ostream& er
                    ", every ", absl::FormatDuration(*interval), "\n");
   return Serve(flags.handler, devices::onvif::kSharedDevices, "onvif", details, stop_signals,
                &finder, out, err, *interval);
+}
+
+int RunOpcuaHandler(const OpcuaFlags& flags, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<absl::Duration> interval = ParseDurationFlag(flags.discovery_interval);
+  if (!interval.ok() || *interval <= absl::ZeroDuration()) {
+    err << "regatta: dh opcua: --discovery-interval: "
+        << (interval.ok() ? "must be positive" : interval.status().message()) << "\n";
+    return 1;
+  }
+  const sigset_t stop_signals = BlockStopSignals();
+  InitLogging("info");
+  devices::opcua::TcpDiscoveryClient client;
+  devices::opcua::OpcuaFinder finder(&client);
+  return Serve(flags.handler, devices::opcua::kSharedDevices, "opcua",
+               absl::StrCat("  discovery interval: ", absl::FormatDuration(*interval), "\n"),
+               stop_signals, &finder, out, err, *interval);
 }
 
 }  // namespace regatta::cli

@@ -39,6 +39,13 @@ struct OnvifFlags {
 
 // `regatta dh onvif`: ONVIF cameras found by WS-Discovery (shared devices).
 int RunOnvifHandler(const OnvifFlags& flags, std::ostream& out, std::ostream& err);
+struct OpcuaFlags {
+  HandlerFlags handler{.name = "opcua"};
+  std::string discovery_interval = "10s";  // how often servers are asked again (Akri: 10 s)
+};
+
+// `regatta dh opcua`: OPC UA servers found by FindServers on the discovery URLs (shared).
+int RunOpcuaHandler(const OpcuaFlags& flags, std::ostream& out, std::ostream& err);
 
 }  // namespace regatta::cli
 
