@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -207,6 +208,24 @@ TEST(OnvifDiscoveryTest, UsesEachCamerasCredentialsAndSkipsCamerasTheUuidFilterD
   EXPECT_THAT(network.asked(), ElementsAre("http://10.0.0.2/onvif/device_service"));
   EXPECT_THAT(network.users(),
               ElementsAre(Pair("http://10.0.0.2/onvif/device_service", "yard-user")));
+}
+
+TEST(OnvifDiscoveryTest, ManyCamerasAreCheckedInBatchesAndAllReported) {
+  std::vector<FakeCamera> cameras;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 40; ++i) {
+    const std::string n = absl::StrCat(100 + i);
+    const std::string url = absl::StrCat("http://10.0.1.", n, "/onvif/device_service");
+    const std::string uuid = absl::StrCat("00000000-0000-0000-0000-000000000", n);
+    cameras.push_back({uuid,
+                       {url},
+                       {},
+                       absl::StrCat("10.0.1.", n),
+                       "00:00:5e:00:53:00",
+                       /*responding=*/i % 5 != 0});
+    if (i % 5 != 0) expected.push_back(url + "-" + uuid);
+  }
+  EXPECT_EQ(Discover("", cameras), expected);
 }
 
 TEST(OnvifDiscoveryTest, AFailedProbeIsAnError) {

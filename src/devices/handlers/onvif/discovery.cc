@@ -13,6 +13,8 @@
 namespace regatta::devices::onvif {
 namespace {
 
+constexpr size_t kParallelChecks = 16;
+
 // One device service URL of a camera that passed the scope filter.
 struct Candidate {
   std::string service_url;
@@ -88,16 +90,22 @@ absl::StatusOr<std::vector<v0::Device>> DiscoverCameras(const OnvifDiscoveryDeta
   std::vector<Candidate> candidates;
   for (const auto& [url, uuid] : urls) candidates.push_back({url, uuid});
 
-  std::vector<std::future<Checked>> checks;
-  for (const Candidate& candidate : candidates) {
-    checks.push_back(std::async(std::launch::async, [&, candidate] {
-      return CheckCamera(candidate, details, credentials, network);
-    }));
+  // In parallel, at most kParallelChecks at a time (a site may have hundreds of cameras).
+  std::vector<Checked> checked_all(candidates.size());
+  for (size_t first = 0; first < candidates.size(); first += kParallelChecks) {
+    const size_t end = std::min(candidates.size(), first + kParallelChecks);
+    std::vector<std::future<Checked>> checks;
+    for (size_t i = first; i < end; ++i) {
+      checks.push_back(std::async(std::launch::async, [&, i] {
+        return CheckCamera(candidates[i], details, credentials, network);
+      }));
+    }
+    for (size_t i = first; i < end; ++i) checked_all[i] = checks[i - first].get();
   }
   std::vector<v0::Device> devices;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& candidate = candidates[i];
-    const Checked checked = checks[i].get();
+    const Checked& checked = checked_all[i];
     if (!checked.responding) continue;
     if (FilteredOut(details.uuids, std::vector<std::string>{candidate.uuid}, EqualsIgnoringCase)) {
       continue;
