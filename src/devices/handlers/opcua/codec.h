@@ -33,8 +33,8 @@ inline constexpr uint32_t kCloseSecureChannelRequestEncoding = 452;
 // Every message chunk starts with this header: 3-byte type, 1-byte chunk type, uint32 size
 // (the whole chunk, header included).
 inline constexpr size_t kMessageHeaderSize = 8;
-// No chunk may be smaller than the spec's minimum buffer size is large, but a header announcing
-// more than this is refused before reading it (the ACK's buffer sizes bound it further).
+// A header announcing a larger chunk is refused before the chunk is read (the client bounds it
+// further by the receive buffer size it announced in HEL).
 inline constexpr uint32_t kMaxChunkSize = 16 * 1024 * 1024;
 
 // DateTime: 100 ns ticks since 1601-01-01 UTC.
