@@ -1,0 +1,146 @@
+#include "src/devices/controller/broker_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace regatta::devices {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
+
+regatta::v1::Configuration Config(const std::string& name, bool long_running) {
+  regatta::v1::Configuration config;
+  config.set_name(name);
+  regatta::v1::BrokerTemplate* tmpl = long_running
+                                          ? config.mutable_broker_spec()->mutable_broker_pod_spec()
+                                          : config.mutable_broker_spec()->mutable_broker_job_spec();
+  tmpl->set_queue("devices");
+  tmpl->mutable_job()->mutable_task()->add_command("./broker");
+  (*tmpl->mutable_job()->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "100m";
+  return config;
+}
+
+regatta::v1::Instance Instance(const std::string& name, const std::string& config, bool shared,
+                               std::vector<std::string> nodes) {
+  regatta::v1::Instance instance;
+  instance.set_name(name);
+  instance.set_configuration_name(config);
+  instance.set_shared(shared);
+  for (const std::string& node : nodes) instance.add_nodes(node);
+  return instance;
+}
+
+BrokerJob Ended(const std::string& id, const std::string& instance, const std::string& node,
+                int attempt, absl::Duration ran, absl::Duration ago) {
+  BrokerJob job{id, "cam", instance, node, attempt, false, kNow - ago - ran, kNow - ago};
+  return job;
+}
+
+std::vector<std::string> ClientIds(const BrokerPlan& plan) {
+  std::vector<std::string> ids;
+  for (const auto& request : plan.submits) {
+    for (const auto& item : request.items()) ids.push_back(item.client_id());
+  }
+  return ids;
+}
+
+TEST(BrokerPlanTest, LongRunningBrokersPerNodeOfASharedInstanceAndOnceForALocalOne) {
+  BrokerPlan plan = PlanBrokers({Config("cam", true)},
+                                {Instance("cam-aaaaaa", "cam", /*shared=*/true, {"n1", "n2"}),
+                                 Instance("cam-bbbbbb", "cam", /*shared=*/false, {"n1"})},
+                                {}, kNow);
+  ASSERT_EQ(plan.submits.size(), 1u);
+  EXPECT_EQ(plan.submits[0].queue(), "devices");
+  EXPECT_EQ(plan.submits[0].job_set(), "broker-cam");
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-n1-0", "broker-cam-aaaaaa-n2-0",
+                                           "broker-cam-bbbbbb-n1-0"));
+  const regatta::v1::JobSubmitRequestItem& item = plan.submits[0].items(1);
+  EXPECT_THAT(item.task().node_selector(), ElementsAre(Pair("kubernetes.io/hostname", "n2")));
+  EXPECT_THAT(
+      item.task().resources().requests(),
+      testing::UnorderedElementsAre(Pair("cpu", "100m"), Pair("regatta.dev/cam-aaaaaa", "1")));
+  EXPECT_EQ(item.labels().at(kBrokerInstanceLabel), "cam-aaaaaa");
+  EXPECT_EQ(item.labels().at(kBrokerNodeLabel), "n2");
+  EXPECT_EQ(item.labels().at(kBrokerConfigurationLabel), "cam");
+  EXPECT_EQ(item.labels().at(kBrokerAttemptLabel), "0");
+  EXPECT_THAT(plan.cancels, IsEmpty());
+  EXPECT_FALSE(plan.next_plan.has_value());
+}
+
+TEST(BrokerPlanTest, AJobBrokerRunsOncePerInstanceOnAnyNode) {
+  regatta::v1::Configuration config = Config("cam", false);
+  config.mutable_broker_spec()->mutable_broker_job_spec()->set_job_set("jobs");
+  std::vector<regatta::v1::Instance> instances = {
+      Instance("cam-aaaaaa", "cam", true, {"n1", "n2"})};
+  BrokerPlan plan = PlanBrokers({config}, instances, {}, kNow);
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-job-0"));
+  EXPECT_EQ(plan.submits[0].job_set(), "jobs");
+  EXPECT_THAT(plan.submits[0].items(0).task().node_selector(), IsEmpty());
+  // Once it ran (whatever its end), it is not run again.
+  plan = PlanBrokers({config}, instances,
+                     {Ended("j1", "cam-aaaaaa", "", 0, absl::Seconds(1), absl::Hours(1))}, kNow);
+  EXPECT_THAT(plan.submits, IsEmpty());
+}
+
+TEST(BrokerPlanTest, ActiveBrokersStayAndUnwantedOnesAreCancelled) {
+  std::vector<BrokerJob> brokers = {
+      {"keep", "cam", "cam-aaaaaa", "n1", 0, true, kNow, kNow},
+      {"node-gone", "cam", "cam-aaaaaa", "n2", 0, true, kNow, kNow},
+      {"instance-gone", "cam", "cam-cccccc", "n1", 3, true, kNow, kNow},
+      {"ended-long-ago", "cam", "cam-dddddd", "n1", 0, false, kNow, kNow},
+  };
+  BrokerPlan plan = PlanBrokers({Config("cam", true)},
+                                {Instance("cam-aaaaaa", "cam", true, {"n1"})}, brokers, kNow);
+  EXPECT_THAT(plan.submits, IsEmpty());
+  EXPECT_THAT(plan.cancels, ElementsAre("instance-gone", "node-gone"));
+  // The Configuration deleted (or without a broker spec): every active broker goes.
+  regatta::v1::Configuration plain;
+  plain.set_name("cam");
+  plan = PlanBrokers({plain}, {Instance("cam-aaaaaa", "cam", true, {"n1"})}, brokers, kNow);
+  EXPECT_THAT(plan.cancels, ElementsAre("instance-gone", "keep", "node-gone"));
+  plan = PlanBrokers({}, {Instance("cam-aaaaaa", "cam", true, {"n1"})}, brokers, kNow);
+  EXPECT_EQ(plan.cancels.size(), 3u);
+}
+
+TEST(BrokerPlanTest, AnEndedLongRunningBrokerRestartsAfterADoublingBackOff) {
+  std::vector<regatta::v1::Configuration> configs = {Config("cam", true)};
+  std::vector<regatta::v1::Instance> instances = {Instance("cam-aaaaaa", "cam", false, {"n1"})};
+  // Ran an hour: restarted at once as attempt 1.
+  BrokerPlan plan =
+      PlanBrokers(configs, instances,
+                  {Ended("a0", "cam-aaaaaa", "n1", 0, absl::Hours(1), absl::Seconds(1))}, kNow);
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-n1-1"));
+  // Crashed after 2 s, twice in a row: 20 s back-off from the last end.
+  std::vector<BrokerJob> crashing = {
+      Ended("a0", "cam-aaaaaa", "n1", 0, absl::Seconds(2), absl::Seconds(30)),
+      Ended("a1", "cam-aaaaaa", "n1", 1, absl::Seconds(2), absl::Seconds(5))};
+  plan = PlanBrokers(configs, instances, crashing, kNow);
+  EXPECT_THAT(plan.submits, IsEmpty());
+  ASSERT_TRUE(plan.next_plan.has_value());
+  EXPECT_EQ(*plan.next_plan, kNow + absl::Seconds(15));
+  plan = PlanBrokers(configs, instances, crashing, kNow + absl::Seconds(15));
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-n1-2"));
+  // Capped at five minutes.
+  std::vector<BrokerJob> many;
+  for (int i = 0; i < 12; ++i) {
+    many.push_back(Ended("x", "cam-aaaaaa", "n1", i, absl::Seconds(1), absl::Seconds(1)));
+  }
+  plan = PlanBrokers(configs, instances, many, kNow);
+  ASSERT_TRUE(plan.next_plan.has_value());
+  EXPECT_EQ(*plan.next_plan, kNow - absl::Seconds(1) + absl::Minutes(5));
+}
+
+TEST(BrokerPlanTest, InstancesWithoutNodesOrConfigurationGetNoBrokers) {
+  BrokerPlan plan = PlanBrokers(
+      {Config("cam", true)},
+      {Instance("cam-aaaaaa", "cam", true, {}), Instance("usb-bbbbbb", "usb", false, {"n1"})}, {},
+      kNow);
+  EXPECT_THAT(plan.submits, IsEmpty());
+}
+
+}  // namespace
+}  // namespace regatta::devices
