@@ -11,10 +11,12 @@
 // ReportDevices → diff against the views → log append → ingest → API read.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
@@ -92,7 +94,9 @@ void BM_AvailabilityFlipToApi(benchmark::State& state) {
     return;
   }
   bool online = true;
+  std::vector<double> latencies_ms;
   for (auto _ : state) {
+    const absl::Time start = absl::Now();
     if (online) {
       std::ofstream(availability) << "OFFLINE";
     } else {
@@ -103,6 +107,12 @@ void BM_AvailabilityFlipToApi(benchmark::State& state) {
       state.SkipWithError("the Instances did not follow the availability file");
       break;
     }
+    latencies_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+  }
+  if (!latencies_ms.empty()) {
+    std::sort(latencies_ms.begin(), latencies_ms.end());
+    state.counters["p50_ms"] = latencies_ms[latencies_ms.size() / 2];
+    state.counters["p90_ms"] = latencies_ms[latencies_ms.size() * 9 / 10];
   }
   (*handler)->Shutdown();
   (*platform)->Shutdown();
