@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -468,6 +469,13 @@ void ExecutorService::OnExecutorLost(const scheduler::ExecutorState& state) {
   if (!loss_thread_.joinable()) loss_thread_ = std::thread([this] { NodeLossLoop(); });
 }
 
+void ExecutorService::StartNodeSweep() {
+  absl::MutexLock lock(&loss_mu_);
+  if (loss_stop_) return;
+  sweep_pending_ = true;
+  if (!loss_thread_.joinable()) loss_thread_ = std::thread([this] { NodeLossLoop(); });
+}
+
 void ExecutorService::WaitForNodeLosses() {
   absl::MutexLock lock(&loss_mu_);
   const int64_t target = losses_queued_;
@@ -477,8 +485,74 @@ void ExecutorService::WaitForNodeLosses() {
   loss_mu_.Await(absl::Condition(&done));
 }
 
-void ExecutorService::NodeLossLoop() {
+bool ExecutorService::PublishNodeLosses(
+    const std::function<absl::StatusOr<std::vector<regatta::v1::Event>>()>& collect,
+    absl::string_view what) {
   const auth::Principal principal{kNodeLossUser, {}, false};
+  // Retried until it is published: a lost node must not keep its Instances.
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    absl::Status status = [&]() -> absl::Status {
+      absl::MutexLock lock(&report_mu_);
+      RETURN_IF_ERROR(CatchUpViews(*ctx_));
+      ASSIGN_OR_RETURN(std::vector<regatta::v1::Event> events, collect());
+      if (events.empty()) return absl::OkStatus();
+      LOG_INFO("dropping lost nodes from Instances", "why", what, "instances", events.size());
+      return PublishAndWaitForViews(*ctx_, principal, "", "", std::move(events));
+    }();
+    if (status.ok()) return true;
+    LOG_WARN("could not drop lost nodes from Instances; retrying", "why", what, "error",
+             status.ToString());
+    absl::MutexLock lock(&loss_mu_);
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) { return loss_stop_; };
+    if (loss_mu_.AwaitWithTimeout(absl::Condition(&stop), backoff)) return false;
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+}
+
+void ExecutorService::NodeLossLoop() {
+  store::Store* store = ctx_->store;
+  auto instances_of = [store](const std::string& node) {
+    return ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
+      store::InstanceFilter filter;
+      filter.node = node;
+      filter.page = page;
+      return store->ListInstances(filter);
+    });
+  };
+  bool sweep;
+  {
+    absl::MutexLock lock(&loss_mu_);
+    sweep = sweep_pending_;
+    sweep_pending_ = false;
+    // Executors connected before the restart get one executor timeout to come back.
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) { return loss_stop_; };
+    if (sweep && loss_mu_.AwaitWithTimeout(absl::Condition(&stop), options_.executor_timeout)) {
+      return;
+    }
+  }
+  if (sweep) {
+    const bool published = PublishNodeLosses(
+        [&]() -> absl::StatusOr<std::vector<regatta::v1::Event>> {
+          std::set<std::string> live;
+          for (const scheduler::ExecutorState& e : registry_->Snapshot()) {
+            for (const scheduler::Node& node : e.nodes) live.insert(node.id);
+          }
+          ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> all, instances_of(""));
+          std::vector<regatta::v1::Event> events;
+          for (const regatta::v1::Instance& instance : all) {
+            for (const std::string& node : instance.nodes()) {
+              if (live.contains(node)) continue;
+              for (regatta::v1::Event& event : devices::NodeLostEvents({instance}, node)) {
+                events.push_back(std::move(event));
+              }
+            }
+          }
+          return events;
+        },
+        "no executor lists the node one executor timeout after the server started");
+    if (!published) return;
+  }
   while (true) {
     scheduler::ExecutorState state;
     {
@@ -491,38 +565,19 @@ void ExecutorService::NodeLossLoop() {
       state = std::move(losses_.front());
       losses_.pop_front();
     }
-    // Retried until it is published: a lost node must not keep its Instances.
-    absl::Duration backoff = absl::Milliseconds(100);
-    while (true) {
-      absl::Status status = [&]() -> absl::Status {
-        absl::MutexLock lock(&report_mu_);
-        RETURN_IF_ERROR(CatchUpViews(*ctx_));
-        std::vector<regatta::v1::Event> events;
-        for (const scheduler::Node& node : state.nodes) {
-          ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> seen,
-                           ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
-                             store::InstanceFilter filter;
-                             filter.node = node.id;
-                             filter.page = page;
-                             return ctx_->store->ListInstances(filter);
-                           }));
-          for (regatta::v1::Event& event : devices::NodeLostEvents(seen, node.id)) {
-            events.push_back(std::move(event));
+    const bool published = PublishNodeLosses(
+        [&]() -> absl::StatusOr<std::vector<regatta::v1::Event>> {
+          std::vector<regatta::v1::Event> events;
+          for (const scheduler::Node& node : state.nodes) {
+            ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> seen, instances_of(node.id));
+            for (regatta::v1::Event& event : devices::NodeLostEvents(seen, node.id)) {
+              events.push_back(std::move(event));
+            }
           }
-        }
-        if (events.empty()) return absl::OkStatus();
-        LOG_INFO("executor lost: dropping its nodes from Instances", "executor", state.id,
-                 "instances", events.size());
-        return PublishAndWaitForViews(*ctx_, principal, "", "", std::move(events));
-      }();
-      if (status.ok()) break;
-      LOG_WARN("could not drop a lost executor's nodes from Instances; retrying", "executor",
-               state.id, "error", status.ToString());
-      absl::MutexLock lock(&loss_mu_);
-      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) { return loss_stop_; };
-      if (loss_mu_.AwaitWithTimeout(absl::Condition(&stop), backoff)) return;
-      backoff = std::min(backoff * 2, absl::Seconds(5));
-    }
+          return events;
+        },
+        absl::StrCat("executor ", state.id, " lost"));
+    if (!published) return;
     {
       // Its watch ends only now, so a returning executor's reports come after the losses.
       absl::MutexLock lock(&discovery_mu_);

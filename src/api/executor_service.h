@@ -27,6 +27,10 @@ struct ExecutorServiceOptions {
   absl::Duration lease_resend_after = absl::Seconds(10);
   // Most events accepted in one ReportEvents call.
   int max_events_per_report = 100000;
+  // The scheduler's executor timeout: StartNodeSweep drops, this long after it is called, the
+  // Instance nodes no connected executor lists (their executors did not come back after a
+  // server restart).
+  absl::Duration executor_timeout = absl::Seconds(30);
 };
 
 // The principal that publishes the Instance events of a lost executor's nodes.
@@ -78,6 +82,10 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   void OnExecutorLost(const scheduler::ExecutorState& state);
   // Waits until the node losses queued so far are published (tests).
   void WaitForNodeLosses();
+  // Starts the node-loss worker, which first waits one executor timeout and then drops every
+  // node of an Instance that no connected executor lists: after a server restart, the nodes
+  // of executors that never came back. Call once, after serving starts.
+  void StartNodeSweep();
 
   // Ends open lease and discovery streams and the node-loss worker (shutdown).
   void Shutdown();
@@ -98,6 +106,11 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   std::function<void(const std::vector<std::string>&)> on_runs_succeeded_;
 
   void NodeLossLoop();
+  // Publishes `events` (InstanceNodeLost) under the node-loss principal, retried until it
+  // works; false if stopped first.
+  bool PublishNodeLosses(
+      const std::function<absl::StatusOr<std::vector<regatta::v1::Event>>()>& collect,
+      absl::string_view what);
 
   // Serialises device reports and node losses: each diffs against views the previous one's
   // events are already in.
@@ -113,6 +126,7 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   int64_t losses_queued_ ABSL_GUARDED_BY(loss_mu_) = 0;
   int64_t losses_done_ ABSL_GUARDED_BY(loss_mu_) = 0;
   bool loss_stop_ ABSL_GUARDED_BY(loss_mu_) = false;
+  bool sweep_pending_ ABSL_GUARDED_BY(loss_mu_) = false;
   std::thread loss_thread_;
 };
 

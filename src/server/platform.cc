@@ -314,6 +314,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
+  executor_api_options.executor_timeout = config.scheduler.executor_timeout;
   impl->executor_service = std::make_unique<api::ExecutorService>(
       &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
   // A step's success reaches the engine as soon as it is durable (the ingest path stays as the
@@ -379,6 +380,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
                      executor::StartLocalExecutor(
                          std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
   }
+  // Instance nodes of executors that do not come back after this start are dropped once the
+  // executor timeout has passed.
+  impl->executor_service->StartNodeSweep();
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));

@@ -100,7 +100,10 @@ class DevicesIntegrationTest : public PlatformTest {
         RealClock::Get());
     EXPECT_TRUE(started.ok()) << started.status();
     if (started.ok()) node.executor = *std::move(started);
-    node.finder = std::make_unique<devices::debug_echo::DebugEchoFinder>(node.availability_file);
+    // A restarted executor keeps the node's running handlers (and their finder).
+    if (node.finder == nullptr) {
+      node.finder = std::make_unique<devices::debug_echo::DebugEchoFinder>(node.availability_file);
+    }
     return node;
   }
 
@@ -272,6 +275,27 @@ TEST_F(DevicesIntegrationTest, SharedDeviceIsOneInstanceOfBothNodesAndLosesALost
   Node& back = StartNode("node-b");
   AddHandler(back, "debugEchoShared", true);
   ASSERT_TRUE(WaitForSummary({"cam0@node-a,node-b"}, "cams"));
+}
+
+TEST_F(DevicesIntegrationTest, NodesOfExecutorsThatDoNotReturnAfterARestartAreDropped) {
+  Node& a = StartNode("node-a");
+  Node& b = StartNode("node-b");
+  AddHandler(a, "debugEcho", false);
+  AddHandler(b, "debugEcho", false);
+  ASSERT_TRUE(Apply("echo", "debugEcho", {"foo0"}).ok());
+  ASSERT_TRUE(WaitForSummary({"foo0@node-a", "foo0@node-b"}, "echo"));
+  // Both executors stop with the server (their handlers keep running); only node-a's comes
+  // back, and its handler registers with the new agent.
+  for (Node* node : {&a, &b}) {
+    node->executor->Stop(absl::ZeroDuration());
+    node->executor.reset();
+  }
+  Restart();
+  devices_ = pb::DeviceService::NewStub(channel_);
+  EXPECT_THAT(Summary("echo"), UnorderedElementsAre("foo0@node-a", "foo0@node-b"));
+  StartNode("node-a");
+  // One executor timeout (3 s) after the start, node-b is dropped; node-a stays.
+  ASSERT_TRUE(WaitForSummary({"foo0@node-a"}, "echo", absl::Seconds(15)));
 }
 
 TEST_F(DevicesIntegrationTest, StatusSaysWhatIsWrongInPlainWords) {
