@@ -1,6 +1,5 @@
 // A device change → the agent's device set: the first half of issue 6's budget "handler change →
-// Instance visible in the API ≤ 100 ms" (the second half, the agent's report through the log and
-// the views, comes with the agent's wiring into executors).
+// Instance visible in the API ≤ 100 ms" (the whole path: instance_latency_bench.cc).
 //
 //   build/<preset>/bench/devices/devices_discovery_latency_bench
 //

@@ -2,15 +2,22 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "src/api/grpc_status.h"
+#include "src/api/pipeline_refs.h"
 #include "src/api/serve.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/devices/config/config.h"
+#include "src/devices/report/report.h"
 
 namespace regatta::api {
 namespace {
@@ -49,6 +56,20 @@ absl::Status RunEventIds(const Event& event, std::string* job_id, std::string* r
   if (job_id->empty()) return absl::InvalidArgumentError("job_id: must not be empty");
   if (run_id->empty()) return absl::InvalidArgumentError("run_id: must not be empty");
   return absl::OkStatus();
+}
+
+// Every row of a paged listing.
+template <typename Row, typename List>
+absl::StatusOr<std::vector<Row>> ListAll(List list) {
+  std::vector<Row> rows;
+  store::PageRequest page;
+  page.limit = 500;
+  while (true) {
+    ASSIGN_OR_RETURN(store::Page<Row> got, list(page));
+    for (Row& row : got.rows) rows.push_back(std::move(row));
+    if (got.next_page_token.empty()) return rows;
+    page.page_token = std::move(got.next_page_token);
+  }
 }
 
 }  // namespace
@@ -117,6 +138,17 @@ absl::Status ExecutorService::AddLeasedDevices(regatta::v1::JobRunLease& lease) 
     *device->mutable_device_specs() = instance.device_specs();
   }
   return absl::OkStatus();
+}
+
+ExecutorService::~ExecutorService() { Shutdown(); }
+
+void ExecutorService::Shutdown() {
+  shutting_down_ = true;
+  {
+    absl::MutexLock lock(&loss_mu_);
+    loss_stop_ = true;
+  }
+  if (loss_thread_.joinable()) loss_thread_.join();
 }
 
 std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
@@ -360,6 +392,267 @@ grpc::Status ExecutorService::ReportEvents(grpc::ServerContext* call,
                                            regatta::v1::ReportEventsResponse* response) {
   return Serve(ctx_, call, response,
                [&](const auth::Principal& principal) { return Report(principal, *request); });
+}
+
+// ---- Devices ---------------------------------------------------------------------------------
+
+absl::StatusOr<regatta::v1::DiscoverySnapshot> ExecutorService::CurrentDiscovery() {
+  store::Store* store = ctx_->store;
+  ASSIGN_OR_RETURN(std::vector<regatta::v1::Configuration> configurations,
+                   ListAll<regatta::v1::Configuration>([store](const store::PageRequest& page) {
+                     return store->ListConfigurations(page);
+                   }));
+  const devices::SecretLookup secrets = [store](absl::string_view name) {
+    return store->GetSecret(name);
+  };
+  const devices::ConfigMapLookup config_maps = [store](absl::string_view name) {
+    return store->GetConfigMap(name);
+  };
+  regatta::v1::DiscoverySnapshot snapshot;
+  for (const regatta::v1::Configuration& configuration : configurations) {
+    regatta::v1::DiscoveryConfiguration* entry = snapshot.add_configurations();
+    entry->set_configuration(configuration.name());
+    entry->set_handler(configuration.discovery_handler().name());
+    entry->set_discovery_details(configuration.discovery_handler().discovery_details());
+    entry->set_generation(configuration.generation());
+    absl::StatusOr<std::map<std::string, std::string>> properties =
+        devices::ResolveDiscoveryProperties(configuration.discovery_handler(), secrets,
+                                            config_maps);
+    if (properties.ok()) {
+      entry->mutable_discovery_properties()->insert(properties->begin(), properties->end());
+    } else {
+      entry->set_error(std::string(properties.status().message()));
+    }
+  }
+  return snapshot;
+}
+
+void ExecutorService::NotifyDiscoveryChanged() {
+  absl::MutexLock lock(&discovery_mu_);
+  ++discovery_version_;
+}
+
+grpc::Status ExecutorService::WatchDiscovery(
+    grpc::ServerContext* call, const regatta::v1::WatchDiscoveryRequest* request,
+    grpc::ServerWriter<regatta::v1::DiscoverySnapshot>* writer) {
+  absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx_, call);
+  if (!principal.ok()) return ToGrpcStatus(principal.status());
+  if (absl::Status s = CheckExecutePermission(*ctx_, *principal); !s.ok()) return ToGrpcStatus(s);
+  if (request->executor_id().empty()) {
+    return ToGrpcStatus(absl::InvalidArgumentError("executor_id: must not be empty"));
+  }
+  const std::string& executor_id = request->executor_id();
+  int64_t kick;
+  {
+    absl::MutexLock lock(&discovery_mu_);
+    kick = kicks_[executor_id];
+  }
+  std::optional<regatta::v1::DiscoverySnapshot> sent;
+  while (!shutting_down_ && !call->IsCancelled()) {
+    int64_t version;
+    {
+      absl::MutexLock lock(&discovery_mu_);
+      version = discovery_version_;
+    }
+    absl::StatusOr<regatta::v1::DiscoverySnapshot> snapshot = CurrentDiscovery();
+    if (!snapshot.ok()) {
+      return ToGrpcStatus(absl::UnavailableError(
+          absl::StrCat("cannot read the Configurations: ", snapshot.status().message())));
+    }
+    if (!sent.has_value() ||
+        !google::protobuf::util::MessageDifferencer::Equals(*snapshot, *sent)) {
+      if (!writer->Write(*snapshot)) return grpc::Status::OK;
+      sent = *std::move(snapshot);
+    }
+    absl::MutexLock lock(&discovery_mu_);
+    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(discovery_mu_) {
+      return discovery_version_ != version || kicks_[executor_id] != kick || shutting_down_;
+    };
+    while (!changed() && !call->IsCancelled()) {
+      discovery_mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(100));
+    }
+    if (kicks_[executor_id] != kick) {
+      return ToGrpcStatus(absl::UnavailableError(
+          "the executor was declared lost; watch again and report every device again"));
+    }
+  }
+  if (shutting_down_) return ToGrpcStatus(absl::UnavailableError("the server is shutting down"));
+  return grpc::Status::OK;
+}
+
+absl::Status ExecutorService::ReportDevicesCore(const auth::Principal& principal,
+                                                const regatta::v1::ReportDevicesRequest& request) {
+  RETURN_IF_ERROR(CheckExecutePermission(*ctx_, principal));
+  RETURN_IF_ERROR(devices::ValidateDeviceReport(request));
+  std::optional<scheduler::ExecutorState> state = registry_->Get(request.executor_id());
+  if (!state.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("executor_id: executor '", request.executor_id(),
+                     "' is not connected (no lease request within the executor timeout)"));
+  }
+  std::vector<std::string> node_ids;
+  for (const scheduler::Node& node : state->nodes) node_ids.push_back(node.id);
+  if (std::find(node_ids.begin(), node_ids.end(), request.node_id()) == node_ids.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node_id: '", request.node_id(), "' is not a node of executor '", request.executor_id(),
+        "' (its latest lease request lists: ", absl::StrJoin(node_ids, ", "), ")"));
+  }
+  registry_->Touch(request.executor_id(), ctx_->clock->Now());
+
+  absl::MutexLock lock(&report_mu_);
+  RETURN_IF_ERROR(CatchUpViews(*ctx_));
+  absl::StatusOr<regatta::v1::Configuration> configuration =
+      ctx_->store->GetConfiguration(request.configuration());
+  // Deleted while the node still discovered it: its watch removes it there.
+  if (absl::IsNotFound(configuration.status())) return absl::OkStatus();
+  RETURN_IF_ERROR(configuration.status());
+  store::Store* store = ctx_->store;
+  ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> seen,
+                   ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
+                     store::InstanceFilter filter;
+                     filter.configuration_name = request.configuration();
+                     filter.node = request.node_id();
+                     filter.page = page;
+                     return store->ListInstances(filter);
+                   }));
+  std::vector<regatta::v1::Event> events = devices::DiffDeviceReport(*configuration, seen, request);
+  if (events.empty()) return absl::OkStatus();
+  return PublishAndWaitForViews(*ctx_, principal, "", "", std::move(events));
+}
+
+grpc::Status ExecutorService::ReportDevices(grpc::ServerContext* call,
+                                            const regatta::v1::ReportDevicesRequest* request,
+                                            regatta::v1::ReportDevicesResponse* response) {
+  return Serve(ctx_, call, response, [&](const auth::Principal& principal) {
+    return ReportDevicesCore(principal, *request);
+  });
+}
+
+void ExecutorService::OnExecutorLost(const scheduler::ExecutorState& state) {
+  absl::MutexLock lock(&loss_mu_);
+  if (loss_stop_) return;
+  losses_.push_back(state);
+  ++losses_queued_;
+  if (!loss_thread_.joinable()) loss_thread_ = std::thread([this] { NodeLossLoop(); });
+}
+
+void ExecutorService::StartNodeSweep() {
+  absl::MutexLock lock(&loss_mu_);
+  if (loss_stop_) return;
+  sweep_pending_ = true;
+  if (!loss_thread_.joinable()) loss_thread_ = std::thread([this] { NodeLossLoop(); });
+}
+
+void ExecutorService::WaitForNodeLosses() {
+  absl::MutexLock lock(&loss_mu_);
+  const int64_t target = losses_queued_;
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) {
+    return losses_done_ >= target || loss_stop_;
+  };
+  loss_mu_.Await(absl::Condition(&done));
+}
+
+bool ExecutorService::PublishNodeLosses(
+    const std::function<absl::StatusOr<std::vector<regatta::v1::Event>>()>& collect,
+    absl::string_view what) {
+  const auth::Principal principal{kNodeLossUser, {}, false};
+  // Retried until it is published: a lost node must not keep its Instances.
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    absl::Status status = [&]() -> absl::Status {
+      absl::MutexLock lock(&report_mu_);
+      RETURN_IF_ERROR(CatchUpViews(*ctx_));
+      ASSIGN_OR_RETURN(std::vector<regatta::v1::Event> events, collect());
+      if (events.empty()) return absl::OkStatus();
+      LOG_INFO("dropping lost nodes from Instances", "why", what, "instances", events.size());
+      return PublishAndWaitForViews(*ctx_, principal, "", "", std::move(events));
+    }();
+    if (status.ok()) return true;
+    LOG_WARN("could not drop lost nodes from Instances; retrying", "why", what, "error",
+             status.ToString());
+    absl::MutexLock lock(&loss_mu_);
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) { return loss_stop_; };
+    if (loss_mu_.AwaitWithTimeout(absl::Condition(&stop), backoff)) return false;
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+}
+
+void ExecutorService::NodeLossLoop() {
+  store::Store* store = ctx_->store;
+  auto instances_of = [store](const std::string& node) {
+    return ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
+      store::InstanceFilter filter;
+      filter.node = node;
+      filter.page = page;
+      return store->ListInstances(filter);
+    });
+  };
+  bool sweep;
+  {
+    absl::MutexLock lock(&loss_mu_);
+    sweep = sweep_pending_;
+    sweep_pending_ = false;
+    // Executors connected before the restart get one executor timeout to come back.
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) { return loss_stop_; };
+    if (sweep && loss_mu_.AwaitWithTimeout(absl::Condition(&stop), options_.executor_timeout)) {
+      return;
+    }
+  }
+  if (sweep) {
+    const bool published = PublishNodeLosses(
+        [&]() -> absl::StatusOr<std::vector<regatta::v1::Event>> {
+          std::set<std::string> live;
+          for (const scheduler::ExecutorState& e : registry_->Snapshot()) {
+            for (const scheduler::Node& node : e.nodes) live.insert(node.id);
+          }
+          ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> all, instances_of(""));
+          std::vector<regatta::v1::Event> events;
+          for (const regatta::v1::Instance& instance : all) {
+            for (const std::string& node : instance.nodes()) {
+              if (live.contains(node)) continue;
+              for (regatta::v1::Event& event : devices::NodeLostEvents({instance}, node)) {
+                events.push_back(std::move(event));
+              }
+            }
+          }
+          return events;
+        },
+        "no executor lists the node one executor timeout after the server started");
+    if (!published) return;
+  }
+  while (true) {
+    scheduler::ExecutorState state;
+    {
+      absl::MutexLock lock(&loss_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loss_mu_) {
+        return !losses_.empty() || loss_stop_;
+      };
+      loss_mu_.Await(absl::Condition(&ready));
+      if (loss_stop_) return;
+      state = std::move(losses_.front());
+      losses_.pop_front();
+    }
+    const bool published = PublishNodeLosses(
+        [&]() -> absl::StatusOr<std::vector<regatta::v1::Event>> {
+          std::vector<regatta::v1::Event> events;
+          for (const scheduler::Node& node : state.nodes) {
+            ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> seen, instances_of(node.id));
+            for (regatta::v1::Event& event : devices::NodeLostEvents(seen, node.id)) {
+              events.push_back(std::move(event));
+            }
+          }
+          return events;
+        },
+        absl::StrCat("executor ", state.id, " lost"));
+    if (!published) return;
+    {
+      // Its watch ends only now, so a returning executor's reports come after the losses.
+      absl::MutexLock lock(&discovery_mu_);
+      ++kicks_[state.id];
+    }
+    absl::MutexLock lock(&loss_mu_);
+    ++losses_done_;
+  }
 }
 
 }  // namespace regatta::api

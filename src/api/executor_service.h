@@ -2,11 +2,15 @@
 #define REGATTA_SRC_API_EXECUTOR_SERVICE_H_
 
 #include <atomic>
+#include <deque>
 #include <functional>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/api/api_context.h"
@@ -23,14 +27,23 @@ struct ExecutorServiceOptions {
   absl::Duration lease_resend_after = absl::Seconds(10);
   // Most events accepted in one ReportEvents call.
   int max_events_per_report = 100000;
+  // The scheduler's executor timeout: StartNodeSweep drops, this long after it is called, the
+  // Instance nodes no connected executor lists (their executors did not come back after a
+  // server restart).
+  absl::Duration executor_timeout = absl::Seconds(30);
 };
 
+// The principal that publishes the Instance events of a lost executor's nodes.
+inline constexpr char kNodeLossUser[] = "regatta-node-loss";
+
 // The executor API (see executor_service.proto): leases from the scheduler's JobDb, run events
-// into the log. Callers need the execute_jobs permission.
+// into the log; Configurations to discover out, device reports in as Instance events. Callers
+// need the execute_jobs permission.
 class ExecutorService final : public regatta::v1::ExecutorService::Service {
  public:
   ExecutorService(const ApiContext* ctx, scheduler::Scheduler* scheduler,
                   scheduler::ExecutorRegistry* registry, ExecutorServiceOptions options);
+  ~ExecutorService() override;  // Shutdown()
 
   grpc::Status LeaseJobRuns(grpc::ServerContext* call,
                             grpc::ServerReaderWriter<regatta::v1::LeaseStreamMessage,
@@ -38,6 +51,12 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   grpc::Status ReportEvents(grpc::ServerContext* call,
                             const regatta::v1::ReportEventsRequest* request,
                             regatta::v1::ReportEventsResponse* response) override;
+  grpc::Status WatchDiscovery(grpc::ServerContext* call,
+                              const regatta::v1::WatchDiscoveryRequest* request,
+                              grpc::ServerWriter<regatta::v1::DiscoverySnapshot>* writer) override;
+  grpc::Status ReportDevices(grpc::ServerContext* call,
+                             const regatta::v1::ReportDevicesRequest* request,
+                             regatta::v1::ReportDevicesResponse* response) override;
 
   // The transport-neutral cores (tests call them directly).
   absl::StatusOr<regatta::v1::ReportEventsResponse> Report(
@@ -47,9 +66,31 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   std::vector<regatta::v1::LeaseStreamMessage> PendingFor(const scheduler::ExecutorState& state);
   // Adds the devices the run holds, with what the executor injects.
   absl::Status AddLeasedDevices(regatta::v1::JobRunLease& lease);
+  // Every Configuration with its discovery properties resolved from the views' Secrets and
+  // ConfigMaps (an unresolvable one carries the error instead).
+  absl::StatusOr<regatta::v1::DiscoverySnapshot> CurrentDiscovery();
+  // Checks the report (INVALID_ARGUMENT naming the field; FAILED_PRECONDITION when the node is
+  // not the executor's, as its latest lease request says) and publishes the Instance and status
+  // events it implies (src/devices/report). A deleted Configuration's report is skipped.
+  absl::Status ReportDevicesCore(const auth::Principal& principal,
+                                 const regatta::v1::ReportDevicesRequest& request);
 
-  // Ends open lease streams (shutdown).
-  void Shutdown() { shutting_down_ = true; }
+  // A Configuration, Secret or ConfigMap changed in the views: discovery watchers send a new
+  // snapshot. Quick; called by the ingester's observer.
+  void NotifyDiscoveryChanged();
+  // The scheduler declared the executor lost: a worker thread drops its nodes from every
+  // Instance, then ends its discovery watch so that, should it return, it reports again.
+  // Quick; called on the scheduler thread.
+  void OnExecutorLost(const scheduler::ExecutorState& state);
+  // Waits until the node losses queued so far are published (tests).
+  void WaitForNodeLosses();
+  // Starts the node-loss worker, which first waits one executor timeout and then drops every
+  // node of an Instance that no connected executor lists: after a server restart, the nodes
+  // of executors that never came back. Call once, after serving starts.
+  void StartNodeSweep();
+
+  // Ends open lease and discovery streams and the node-loss worker (shutdown).
+  void Shutdown();
 
   // Called with the job ids of runs whose success a report made durable, right after the
   // append and before the views ingest it: the pipeline engine starts a chain's next step one
@@ -65,6 +106,30 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   const ExecutorServiceOptions options_;
   std::atomic<bool> shutting_down_{false};
   std::function<void(const std::vector<std::string>&)> on_runs_succeeded_;
+
+  void NodeLossLoop();
+  // Publishes `events` (InstanceNodeLost) under the node-loss principal, retried until it
+  // works; false if stopped first.
+  bool PublishNodeLosses(
+      const std::function<absl::StatusOr<std::vector<regatta::v1::Event>>()>& collect,
+      absl::string_view what);
+
+  // Serialises device reports and node losses: each diffs against views the previous one's
+  // events are already in.
+  absl::Mutex report_mu_;
+
+  // Discovery watchers wait for the version to change; `kicks_` ends one executor's watches.
+  absl::Mutex discovery_mu_;
+  int64_t discovery_version_ ABSL_GUARDED_BY(discovery_mu_) = 0;
+  std::map<std::string, int64_t> kicks_ ABSL_GUARDED_BY(discovery_mu_);
+
+  absl::Mutex loss_mu_;
+  std::deque<scheduler::ExecutorState> losses_ ABSL_GUARDED_BY(loss_mu_);
+  int64_t losses_queued_ ABSL_GUARDED_BY(loss_mu_) = 0;
+  int64_t losses_done_ ABSL_GUARDED_BY(loss_mu_) = 0;
+  bool loss_stop_ ABSL_GUARDED_BY(loss_mu_) = false;
+  bool sweep_pending_ ABSL_GUARDED_BY(loss_mu_) = false;
+  std::thread loss_thread_;
 };
 
 }  // namespace regatta::api

@@ -360,6 +360,9 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
                          "With --simulated: cpu of each node (e.g. 32)");
     executor->add_option("--node-memory", executor_flags.node_memory,
                          "With --simulated: memory of each node (e.g. 128Gi)");
+    executor->add_option("--discovery-dir", executor_flags.discovery_dir,
+                         "With --local: run the node's device agent; discovery handlers "
+                         "(regatta dh NAME --dir DIR) register there (executor.discovery.dir)");
     executor->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         if (executor_local == executor_flags.simulated) {
@@ -371,6 +374,9 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
           return UsageError("--nodes, --node-cpu and --node-memory go with --simulated");
         }
         if (executor_flags.nodes < 0) return UsageError("--nodes: must be positive");
+        if (executor_flags.simulated && !executor_flags.discovery_dir.empty()) {
+          return UsageError("--discovery-dir goes with --local (simulated nodes have no devices)");
+        }
         ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
         regatta::server::UpFlags flags;
         flags.config_file = up_config;

@@ -206,6 +206,24 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Start(ExecutorOptions option
   for (int i = 0; i < kStarterThreads; ++i) {
     e->starter_threads_.emplace_back([e] { e->StartLoop(); });
   }
+  if (!e->options_.discovery_dir.empty()) {
+    if (e->nodes_.size() > 1) {
+      LOG_WARN("the device agent discovers for the first node only", "node", e->nodes_[0].id(),
+               "nodes", e->nodes_.size());
+    }
+    DeviceDiscoveryOptions discovery;
+    discovery.dir = e->options_.discovery_dir;
+    discovery.executor_id = e->options_.executor_id;
+    discovery.node_id = e->nodes_[0].id();
+    discovery.authorization = e->options_.authorization;
+    absl::StatusOr<std::unique_ptr<DeviceDiscovery>> started =
+        DeviceDiscovery::Start(std::move(discovery), e->channel_);
+    if (!started.ok()) {
+      e->Stop(absl::ZeroDuration());
+      return started.status();
+    }
+    e->discovery_ = *std::move(started);
+  }
   return executor;
 }
 
@@ -683,7 +701,13 @@ void Executor::ReportLoop() {
   }
 }
 
+std::string Executor::discovery_socket() const {
+  return discovery_ == nullptr ? "" : discovery_->registration_socket();
+}
+
 void Executor::Stop(absl::Duration grace) {
+  // Devices first: the agent's socket goes, and no report races the runs' last events.
+  if (discovery_ != nullptr) discovery_->Stop();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ && !lease_thread_.joinable() && !result_thread_.joinable() &&

@@ -17,6 +17,7 @@
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/common/clock.h"
 #include "src/common/resources.h"
+#include "src/executor/device_discovery.h"
 #include "src/executor/run_backend.h"
 
 namespace regatta::executor {
@@ -46,6 +47,10 @@ struct ExecutorOptions {
   int max_runs = 0;
   // Where to serve run logs to the server ("host:port", port 0 picks one); empty: nowhere.
   std::string logs_listen = "127.0.0.1:0";
+  // The discovery directory of the device agent (executor.discovery.dir); empty: no agent. The
+  // agent discovers for the first node (a local executor has one): a discovery directory is
+  // one node's, and simulated nodes have no devices.
+  std::string discovery_dir;
 };
 
 // An executor: takes leases from the server's executor API (LeaseJobRuns), admits each against
@@ -70,6 +75,9 @@ class Executor {
   int node_count() const { return static_cast<int>(nodes_.size()); }
   // Runs held now (leased, running, or finished and not yet acknowledged by the server).
   int held_runs() const;
+  // The device agent's registration socket, or empty when it runs no agent.
+  std::string discovery_socket() const;
+  const std::string& first_node_id() const { return options_.nodes.front().id; }
 
  private:
   struct HeldRun {
@@ -112,6 +120,7 @@ class Executor {
   std::vector<regatta::v1::NodeInfo> nodes_;
   absl::flat_hash_map<std::string, ResourceList> node_allocatable_;
 
+  std::unique_ptr<DeviceDiscovery> discovery_;
   std::unique_ptr<LogService> log_service_;
   std::unique_ptr<grpc::Server> log_server_;
   std::string logs_address_;

@@ -402,6 +402,7 @@ void Scheduler::ExpireLostExecutors(Publication& out, absl::flat_hash_set<std::s
                absl::FormatDuration(options_.executor_timeout));
       executors_->Remove(e.id);
       lost.insert(e.id);
+      if (on_executor_lost_) on_executor_lost_(e);
     } else {
       live.insert(e.id);
     }

@@ -2,6 +2,7 @@
 #define REGATTA_SRC_SCHEDULER_SCHEDULER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,11 @@ class Scheduler {
   // standalone leader; without reports it keeps none.
   void set_leader_election(LeaderElection* leader) { leader_ = leader; }
   void set_reports(SchedulingReports* reports) { reports_ = reports; }
+  // Called on the scheduler thread with each executor it declares lost (already out of the
+  // registry); must be quick. The device layer drops the executor's nodes from Instances.
+  void set_on_executor_lost(std::function<void(const ExecutorState&)> callback) {
+    on_executor_lost_ = std::move(callback);
+  }
 
   JobDb& job_db() { return job_db_; }
   // The device slots a run was leased with by this scheduler process (empty if none, or if it
@@ -138,6 +144,7 @@ class Scheduler {
   StandaloneLeaderElection standalone_leader_;
   LeaderElection* leader_ = &standalone_leader_;
   SchedulingReports* reports_ = nullptr;
+  std::function<void(const ExecutorState&)> on_executor_lost_;
   // The leader term the JobDb was loaded in (0: not loaded as leader).
   int64_t term_ = 0;
 

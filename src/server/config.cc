@@ -101,6 +101,12 @@ executor:
   # fsync each run's state files. Not needed to survive an executor crash (the kernel keeps
   # the files); only a machine crash could lose them, and that ends the runs anyway.
   syncRunState: false
+  # The device agent of the executor's node: discovery handlers (`regatta dh NAME --dir DIR`)
+  # register in `dir`. Empty: <dataDir>/discovery inside `regatta up`, no agent for
+  # `regatta executor` (give --discovery-dir); "off": no agent. Local executors only (the
+  # first node, if several).
+  discovery:
+    dir: ""
   # The simulated executor (`regatta executor --simulated`): fake nodes whose runs run nothing
   # and end after the job's regatta.io/simulated-duration annotation, else a duration drawn
   # from `duration`. Shares id, pool, maxRuns and heartbeat with the above.
@@ -356,6 +362,7 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
   if (!e.logs_listen.empty()) RETURN_IF_ERROR(CheckListen(e.logs_listen, "executor.logsListen"));
   ASSIGN_OR_RETURN(e.cgroups, Get<bool>(root, "executor.cgroups"));
   ASSIGN_OR_RETURN(e.sync_run_state, Get<bool>(root, "executor.syncRunState"));
+  ASSIGN_OR_RETURN(e.discovery_dir, Get<std::string>(root, "executor.discovery.dir"));
   const YAML::Node nodes = root["executor"]["nodes"];
   if (nodes && !nodes.IsNull() && !nodes.IsSequence()) {
     return absl::InvalidArgumentError("executor.nodes: must be a list");

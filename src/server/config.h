@@ -40,6 +40,8 @@ struct ExecutorConfig {
   std::string logs_listen = "127.0.0.1:0";
   bool cgroups = true;
   bool sync_run_state = false;
+  // executor.discovery.dir: "" (the command's default), "off", or a directory.
+  std::string discovery_dir;
   SimulatedConfig simulated;
   // The embedded executor of `regatta up` is the simulated one (--simulated-nodes).
   bool embedded_simulated = false;

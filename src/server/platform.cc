@@ -59,6 +59,8 @@ struct Platform::Impl {
   std::unique_ptr<PlatformPipelineBackend> pipeline_backend;
   std::unique_ptr<pipelines::engine::PipelineEngine> pipeline_engine;
   std::atomic<pipelines::engine::PipelineEngine*> observed_engine{nullptr};
+  // The executor API once built: device changes and executor losses reach it.
+  std::atomic<api::ExecutorService*> observed_executor_service{nullptr};
   std::unique_ptr<api::RunService> run_service;
   std::unique_ptr<api::PipelineService> pipeline_service;
   std::unique_ptr<api::DeviceService> device_service;
@@ -124,11 +126,17 @@ executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& co
   return e;
 }
 
+std::string DiscoveryDirFrom(const ExecutorConfig& config, const std::string& default_dir) {
+  if (config.discovery_dir == "off") return "";
+  return config.discovery_dir.empty() ? default_dir : config.discovery_dir;
+}
+
 executor::SimulatedExecutorOptions SimulatedExecutorOptionsFrom(const ExecutorConfig& config) {
   executor::SimulatedExecutorOptions e;
   e.executor = ExecutorOptionsFrom(config);
-  e.executor.nodes.clear();        // the simulated nodes replace them
-  e.executor.logs_listen.clear();  // simulated runs have no logs
+  e.executor.nodes.clear();          // the simulated nodes replace them
+  e.executor.logs_listen.clear();    // simulated runs have no logs
+  e.executor.discovery_dir.clear();  // simulated nodes have no devices
   e.node_groups = config.simulated.node_groups;
   e.duration = config.simulated.duration;
   e.seed = config.simulated.seed;
@@ -194,6 +202,28 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
                                                       "query", ingest_options);
   Impl* raw = impl.get();
+  // Discovery watchers send new snapshots when what executors discover may have changed.
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    api::ExecutorService* executor_service =
+        raw->observed_executor_service.load(std::memory_order_acquire);
+    if (executor_service == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      const auto* change = std::get_if<store::DeviceChange>(&m.mutation);
+      if (change == nullptr) continue;
+      switch (change->event.event_case()) {
+        case regatta::v1::Event::kConfigurationApplied:
+        case regatta::v1::Event::kConfigurationDeleted:
+        case regatta::v1::Event::kSecretApplied:
+        case regatta::v1::Event::kSecretDeleted:
+        case regatta::v1::Event::kConfigMapApplied:
+        case regatta::v1::Event::kConfigMapDeleted:
+          executor_service->NotifyDiscoveryChanged();
+          return;
+        default:
+          break;
+      }
+    }
+  });
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     pipelines::engine::PipelineEngine* engine =
         raw->observed_engine.load(std::memory_order_acquire);
@@ -242,6 +272,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
       config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
+  // A lost executor's nodes leave every Instance.
+  impl->scheduler->set_on_executor_lost([raw](const scheduler::ExecutorState& state) {
+    api::ExecutorService* executor_service =
+        raw->observed_executor_service.load(std::memory_order_acquire);
+    if (executor_service != nullptr) executor_service->OnExecutorLost(state);
+  });
   RETURN_IF_ERROR(impl->scheduler->Start());
 
   // Pipelines: the engine resumes the runs the log left active, then serves new ones.
@@ -278,6 +314,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->report_service = std::make_unique<api::ReportService>(&impl->api, &impl->reports);
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
+  executor_api_options.executor_timeout = config.scheduler.executor_timeout;
   impl->executor_service = std::make_unique<api::ExecutorService>(
       &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
   // A step's success reaches the engine as soon as it is durable (the ingest path stays as the
@@ -288,6 +325,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     if (engine == nullptr) return;
     for (const std::string& job_id : job_ids) engine->ObserveJobEnded(job_id, true, "");
   });
+  impl->observed_executor_service.store(impl->executor_service.get(), std::memory_order_release);
   impl->api.executor_logs_address = [raw](absl::string_view executor_id) -> std::string {
     std::optional<scheduler::ExecutorState> state = raw->executors.Get(executor_id);
     return state.has_value() ? state->logs_address : "";
@@ -337,10 +375,14 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   } else if (embedded_executor) {
     executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
     e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
+    e.executor.discovery_dir = DiscoveryDirFrom(config.executor, data_dir_abs + "/discovery");
     ASSIGN_OR_RETURN(impl->local_executor,
                      executor::StartLocalExecutor(
                          std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
   }
+  // Instance nodes of executors that do not come back after this start are dropped once the
+  // executor timeout has passed.
+  impl->executor_service->StartNodeSweep();
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));
@@ -377,6 +419,7 @@ void Platform::Shutdown() {
   impl_->pipeline_engine->Stop();
   impl_->observed_engine.store(nullptr, std::memory_order_release);
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
+  impl_->observed_executor_service.store(nullptr, std::memory_order_release);
   impl_->executor_service->Shutdown();
   impl_->scheduler->Stop();
   impl_->event_service->StopWatches();

@@ -38,6 +38,9 @@ inline constexpr char kEmbeddedExecutorUser[] = "regatta-embedded-executor";
 // <data_dir>/executor unless the config says otherwise.
 executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& config,
                                                         const std::string& data_dir);
+// The device agent's directory from executor.discovery.dir: "off" → none, "" →
+// `default_dir` (empty: none), else the key's value.
+std::string DiscoveryDirFrom(const ExecutorConfig& config, const std::string& default_dir);
 // The simulated executor's options from the `executor:` config (its id, pool, maxRuns and
 // heartbeat, and `executor.simulated`).
 executor::SimulatedExecutorOptions SimulatedExecutorOptionsFrom(const ExecutorConfig& config);

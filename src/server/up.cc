@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,11 @@
 
 namespace regatta::server {
 namespace {
+
+// The directory of the agent's registration socket.
+std::string DirOf(const std::string& socket) {
+  return std::filesystem::path(socket).parent_path().string();
+}
 
 int Fail(absl::string_view what, const absl::Status& status) {
   std::cerr << "regatta: " << what << ": " << status.message() << std::endl;
@@ -34,8 +40,13 @@ int Run(const UpFlags& flags, Mode mode) {
   std::cout << "regatta is up (data: " << (*platform)->data_dir() << ")\n"
             << "  gRPC: " << (*platform)->grpc_address() << "\n"
             << "  HTTP: http://" << (*platform)->http_address() << "\n"
-            << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n"
-            << "Stop with Ctrl-C." << std::endl;
+            << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n";
+  if (executor::Executor* e = (*platform)->local_executor();
+      e != nullptr && !e->discovery_socket().empty()) {
+    std::cout << "  device discovery: " << DirOf(e->discovery_socket())
+              << " (regatta dh NAME --dir <that>)\n";
+  }
+  std::cout << "Stop with Ctrl-C." << std::endl;
 
   const int signal = WaitForStopSignal(stop_signals);
   LOG_INFO("stopping", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -76,6 +87,8 @@ int RunExecutor(const UpFlags& flags, const ExecutorFlags& kind, const std::stri
     executor::LocalExecutorOptions options = LocalExecutorOptionsFrom(
         config->executor, flags.data_dir.empty() ? config->data_dir : flags.data_dir);
     options.executor.authorization = authorization;
+    options.executor.discovery_dir =
+        kind.discovery_dir.empty() ? DiscoveryDirFrom(config->executor, "") : kind.discovery_dir;
     executor = executor::StartLocalExecutor(std::move(options), channel, RealClock::Get());
   }
   if (!executor.ok()) return Fail("executor", executor.status());
@@ -83,6 +96,10 @@ int RunExecutor(const UpFlags& flags, const ExecutorFlags& kind, const std::stri
             << ", server: " << server << ", nodes: " << (*executor)->node_count() << ")\n";
   if (!(*executor)->logs_address().empty()) {
     std::cout << "  logs: " << (*executor)->logs_address() << "\n";
+  }
+  if (!(*executor)->discovery_socket().empty()) {
+    std::cout << "  device discovery: " << DirOf((*executor)->discovery_socket()) << " (node "
+              << (*executor)->first_node_id() << ")\n";
   }
   std::cout << "Stop with Ctrl-C." << std::endl;
   const int signal = WaitForStopSignal(stop_signals);

@@ -33,6 +33,8 @@ struct ExecutorFlags {
   int nodes = 0;
   std::string node_cpu;
   std::string node_memory;
+  // --discovery-dir DIR: run the device agent there (overrides executor.discovery.dir).
+  std::string discovery_dir;
 };
 
 // `regatta executor --local|--simulated`: an executor alone, taking leases from the server at

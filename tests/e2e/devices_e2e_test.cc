@@ -1,0 +1,219 @@
+// End to end with the built binary: `regatta up` without its executor, two
+// `regatta executor --local` processes as two nodes (each with its own discovery directory and
+// device agent) and `regatta dh debug-echo` handler processes on each. Instances are checked
+// through `regatta instances list -o json` and statuses through `regatta config get -o json`.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/e2e/up_fixture.h"
+
+namespace regatta::testing {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kResources[] = R"(kind: Configuration
+metadata: {name: echo}
+spec:
+  discoveryHandler:
+    name: debugEcho
+    discoveryDetails: |
+      descriptions: [foo0, foo1]
+  capacity: 2
+---
+kind: Configuration
+metadata: {name: cams}
+spec:
+  discoveryHandler:
+    name: debugEchoShared
+    discoveryDetails: |
+      descriptions: [cam0]
+  capacity: 2
+---
+kind: Configuration
+metadata: {name: lonely}
+spec:
+  discoveryHandler:
+    name: onvif
+    discoveryDetails: "{}"
+)";
+
+struct NodeProcesses {
+  std::string dir;                // discovery directory
+  std::string availability_file;  // shared by both handlers of the node
+  std::unique_ptr<Child> executor;
+  std::unique_ptr<Child> local_handler;
+  std::unique_ptr<Child> shared_handler;
+};
+
+class DevicesE2eTest : public UpFixture {
+ protected:
+  std::vector<std::string> ExtraUpArgs() const override {
+    return {"--set", "executor.embedded=false", "--set", "scheduling.executorTimeout=3s"};
+  }
+
+  void SetUp() override {
+    // Unix socket paths must stay short: discovery directories live under /tmp.
+    char pattern[] = "/tmp/rgdeve2e.XXXXXX";
+    scratch_ = mkdtemp(pattern);
+    UpFixture::SetUp();
+  }
+
+  void TearDown() override {
+    for (auto& [name, node] : nodes_) {
+      // SIGTERM lets the handlers and executors remove their sockets.
+      for (Child* c : {node.local_handler.get(), node.shared_handler.get(), node.executor.get()}) {
+        if (c != nullptr) c->Kill(SIGTERM);
+      }
+    }
+    nodes_.clear();
+    UpFixture::TearDown();
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_, ignored);
+  }
+
+  std::string Stderr(const std::string& name) const { return (dir_ / (name + ".stderr")).string(); }
+
+  void StartExecutor(const std::string& node) {
+    NodeProcesses& n = nodes_[node];
+    n.dir = absl::StrCat(scratch_, "/", node);
+    n.availability_file = absl::StrCat(scratch_, "/", node, "-availability");
+    n.executor = std::make_unique<Child>();
+    ASSERT_TRUE(n.executor->Start(
+        {RegattaBinary(), "--server", grpc_, "executor", "--local", "--data-dir",
+         (dir_ / ("data-" + node)).string(), "--discovery-dir", n.dir, "--set",
+         "executor.id=executor-" + node, "--set", "executor.nodes=[{name: " + node + "}]", "--set",
+         "executor.heartbeat=200ms", "--set", "executor.cgroups=false"},
+        Stderr("executor-" + node)));
+    auto line = n.executor->WaitForLine("device discovery: ", std::chrono::seconds(30));
+    ASSERT_TRUE(line.has_value()) << n.executor->output() << Slurp(Stderr("executor-" + node));
+    EXPECT_NE(line->find(n.dir), std::string::npos) << *line;
+  }
+
+  void StartHandlers(const std::string& node) {
+    NodeProcesses& n = nodes_[node];
+    n.local_handler = std::make_unique<Child>();
+    ASSERT_TRUE(n.local_handler->Start({RegattaBinary(), "dh", "debug-echo", "--dir", n.dir,
+                                        "--availability-file", n.availability_file},
+                                       Stderr("dh-local-" + node)));
+    ASSERT_TRUE(n.local_handler->WaitForLine("serving on", std::chrono::seconds(10)));
+    n.shared_handler = std::make_unique<Child>();
+    ASSERT_TRUE(n.shared_handler->Start(
+        {RegattaBinary(), "dh", "debug-echo", "--dir", n.dir, "--name", "debugEchoShared",
+         "--shared", "--availability-file", n.availability_file},
+        Stderr("dh-shared-" + node)));
+    ASSERT_TRUE(n.shared_handler->WaitForLine("serving on", std::chrono::seconds(10)));
+  }
+
+  // "<configuration>/<device id>@<node>,<node>" per Instance, sorted.
+  std::vector<std::string> Instances() {
+    RunResult r = Cli({"instances", "list", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, false);
+    std::vector<std::string> out;
+    if (!doc.is_object() || !doc.contains("instances")) return out;
+    for (const json& i : doc["instances"]) {
+      std::vector<std::string> nodes = i.value("nodes", std::vector<std::string>());
+      out.push_back(absl::StrCat(i.value("configurationName", ""), "/", i.value("deviceId", ""),
+                                 "@", absl::StrJoin(nodes, ",")));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  bool WaitForInstances(std::vector<std::string> expected,
+                        std::chrono::seconds timeout = std::chrono::seconds(20)) {
+    std::sort(expected.begin(), expected.end());
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::string> seen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      seen = Instances();
+      if (seen == expected) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "instances are " << ::testing::PrintToString(seen) << ", expected "
+                  << ::testing::PrintToString(expected);
+    return false;
+  }
+
+  // Node → error of a Configuration's status ("" when discovery works there).
+  std::map<std::string, std::string> Status(const std::string& configuration) {
+    RunResult r = Cli({"config", "get", configuration, "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    std::map<std::string, std::string> out;
+    if (!doc.is_object() || !doc.contains("status")) return out;
+    for (const json& n : doc["status"].value("nodes", json::array())) {
+      out[n.value("node", "")] = n.value("error", "");
+    }
+    return out;
+  }
+
+  std::string scratch_;
+  std::map<std::string, NodeProcesses> nodes_;
+};
+
+const std::vector<std::string> kEverything = {"cams/cam0@node-a,node-b", "echo/foo0@node-a",
+                                              "echo/foo0@node-b", "echo/foo1@node-a",
+                                              "echo/foo1@node-b"};
+
+TEST_F(DevicesE2eTest, TwoNodesTheirInstancesAvailabilityDeletionAndExecutorLoss) {
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-b"));
+  ASSERT_NO_FATAL_FAILURE(StartHandlers("node-a"));
+  ASSERT_NO_FATAL_FAILURE(StartHandlers("node-b"));
+  const std::string file = (dir_ / "scratch" / "devices.yaml").string();
+  std::ofstream(file) << kResources;
+  RunResult applied = Cli({"config", "apply", file});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+
+  // Two local devices on two nodes: four Instances; one shared device: one Instance of both.
+  ASSERT_TRUE(WaitForInstances(kEverything));
+  RunResult one = Cli({"instances", "list", "--configuration", "echo", "-o", "json"});
+  json echo = json::parse(one.out, nullptr, false);
+  ASSERT_TRUE(echo.is_object()) << one.out;
+  for (const json& i : echo["instances"]) {
+    EXPECT_EQ(i["deviceUsage"].size(), 2u) << i.dump();  // capacity 2: two slots
+  }
+  // A handler no node has: each node says so in plain words.
+  std::map<std::string, std::string> lonely;
+  for (int i = 0; i < 200 && lonely.size() < 2; ++i) {
+    lonely = Status("lonely");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(lonely.size(), 2u);
+  EXPECT_THAT(lonely["node-a"], ::testing::HasSubstr("no discovery handler named 'onvif'"));
+  EXPECT_THAT(lonely["node-b"], ::testing::HasSubstr("no discovery handler named 'onvif'"));
+  EXPECT_EQ(Status("echo"), (std::map<std::string, std::string>{{"node-a", ""}, {"node-b", ""}}));
+
+  // OFFLINE on node-a: its Instances go and it leaves the shared one; back online: they return.
+  std::ofstream(nodes_["node-a"].availability_file) << "OFFLINE\n";
+  ASSERT_TRUE(WaitForInstances({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
+  std::filesystem::remove(nodes_["node-a"].availability_file);
+  ASSERT_TRUE(WaitForInstances(kEverything));
+
+  // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance.
+  nodes_["node-b"].executor->Kill(SIGKILL);
+  ASSERT_TRUE(WaitForInstances({"cams/cam0@node-a", "echo/foo0@node-a", "echo/foo1@node-a"},
+                               std::chrono::seconds(30)));
+
+  // Deleting the Configurations removes everything.
+  RunResult deleted = Cli({"config", "delete", file});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_EQ(Instances(), std::vector<std::string>());
+}
+
+}  // namespace
+}  // namespace regatta::testing
