@@ -23,6 +23,7 @@
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/devices/protocol/sockets.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
@@ -376,6 +377,17 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
     e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
     e.executor.discovery_dir = DiscoveryDirFrom(config.executor, data_dir_abs + "/discovery");
+    if (config.executor.discovery_dir.empty() &&
+        !devices::CheckSocketPath("executor.discovery.dir",
+                                  devices::AgentRegistrationSocket(e.executor.discovery_dir))
+             .ok()) {
+      // Only the default is given up on: a directory the operator chose must work.
+      LOG_WARN(
+          "device discovery is off: the default discovery directory is too long for a Unix "
+          "socket; set executor.discovery.dir to a shorter one",
+          "dir", e.executor.discovery_dir);
+      e.executor.discovery_dir.clear();
+    }
     ASSIGN_OR_RETURN(impl->local_executor,
                      executor::StartLocalExecutor(
                          std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
