@@ -825,8 +825,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
   if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo" &&
-      verb != "dh udev" && verb != "dh onvif" &&
-      verb != "dh opcua") {
+      verb != "dh udev" && verb != "dh onvif" && verb != "dh opcua") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }
