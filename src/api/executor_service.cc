@@ -18,6 +18,7 @@
 #include "src/common/status_macros.h"
 #include "src/devices/config/config.h"
 #include "src/devices/report/report.h"
+#include "src/store/list_all.h"
 
 namespace regatta::api {
 namespace {
@@ -58,20 +59,6 @@ absl::Status RunEventIds(const Event& event, std::string* job_id, std::string* r
   return absl::OkStatus();
 }
 
-// Every row of a paged listing.
-template <typename Row, typename List>
-absl::StatusOr<std::vector<Row>> ListAll(List list) {
-  std::vector<Row> rows;
-  store::PageRequest page;
-  page.limit = 500;
-  while (true) {
-    ASSIGN_OR_RETURN(store::Page<Row> got, list(page));
-    for (Row& row : got.rows) rows.push_back(std::move(row));
-    if (got.next_page_token.empty()) return rows;
-    page.page_token = std::move(got.next_page_token);
-  }
-}
-
 }  // namespace
 
 ExecutorService::ExecutorService(const ApiContext* ctx, scheduler::Scheduler* scheduler,
@@ -89,18 +76,16 @@ absl::Status ExecutorService::AddLeasedDevices(regatta::v1::JobRunLease& lease) 
                      [](const auto& r) { return IsDeviceResource(r.first); })) {
       return absl::OkStatus();
     }
-    store::InstanceFilter filter;
-    filter.page.limit = 1000;
-    while (true) {
-      ASSIGN_OR_RETURN(store::Page<regatta::v1::Instance> page, ctx_->store->ListInstances(filter));
-      for (regatta::v1::Instance& instance : page.rows) {
-        for (const auto& [slot, holder] : instance.device_usage()) {
-          if (holder == lease.run_id()) claims.push_back({instance.name(), slot});
-        }
-        instances.push_back(std::move(instance));
+    ASSIGN_OR_RETURN(instances,
+                     store::ListAll<regatta::v1::Instance>([this](const store::PageRequest& page) {
+                       store::InstanceFilter filter;
+                       filter.page = page;
+                       return ctx_->store->ListInstances(filter);
+                     }));
+    for (const regatta::v1::Instance& instance : instances) {
+      for (const auto& [slot, holder] : instance.device_usage()) {
+        if (holder == lease.run_id()) claims.push_back({instance.name(), slot});
       }
-      if (page.next_page_token.empty()) break;
-      filter.page.page_token = page.next_page_token;
     }
   }
   for (const scheduler::DeviceClaim& claim : claims) {
@@ -398,10 +383,10 @@ grpc::Status ExecutorService::ReportEvents(grpc::ServerContext* call,
 
 absl::StatusOr<regatta::v1::DiscoverySnapshot> ExecutorService::CurrentDiscovery() {
   store::Store* store = ctx_->store;
-  ASSIGN_OR_RETURN(std::vector<regatta::v1::Configuration> configurations,
-                   ListAll<regatta::v1::Configuration>([store](const store::PageRequest& page) {
-                     return store->ListConfigurations(page);
-                   }));
+  ASSIGN_OR_RETURN(
+      std::vector<regatta::v1::Configuration> configurations,
+      store::ListAll<regatta::v1::Configuration>(
+          [store](const store::PageRequest& page) { return store->ListConfigurations(page); }));
   const devices::SecretLookup secrets = [store](absl::string_view name) {
     return store->GetSecret(name);
   };
@@ -508,7 +493,7 @@ absl::Status ExecutorService::ReportDevicesCore(const auth::Principal& principal
   RETURN_IF_ERROR(configuration.status());
   store::Store* store = ctx_->store;
   ASSIGN_OR_RETURN(std::vector<regatta::v1::Instance> seen,
-                   ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
+                   store::ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
                      store::InstanceFilter filter;
                      filter.configuration_name = request.configuration();
                      filter.node = request.node_id();
@@ -580,7 +565,7 @@ bool ExecutorService::PublishNodeLosses(
 void ExecutorService::NodeLossLoop() {
   store::Store* store = ctx_->store;
   auto instances_of = [store](const std::string& node) {
-    return ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
+    return store::ListAll<regatta::v1::Instance>([&](const store::PageRequest& page) {
       store::InstanceFilter filter;
       filter.node = node;
       filter.page = page;

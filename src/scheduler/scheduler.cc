@@ -13,6 +13,7 @@
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/scheduler/round/pool_round.h"
+#include "src/store/list_all.h"
 
 namespace regatta::scheduler {
 
@@ -596,20 +597,18 @@ std::vector<DeviceClaim> Scheduler::DeviceClaimsOf(absl::string_view run_id) con
 }
 
 std::unique_ptr<DeviceSlots> Scheduler::LoadDeviceSlots(Publication& out, JobDb::Txn& txn) {
-  std::vector<regatta::v1::Instance> instances;
-  store::InstanceFilter filter;
-  filter.page.limit = 1000;
-  while (true) {
-    absl::StatusOr<store::Page<regatta::v1::Instance>> page = store_->ListInstances(filter);
-    if (!page.ok()) {
-      LOG_WARN("cannot read the Instances; no device is scheduled this cycle", "error",
-               page.status().ToString());
-      return nullptr;
-    }
-    for (regatta::v1::Instance& instance : page->rows) instances.push_back(std::move(instance));
-    if (page->next_page_token.empty()) break;
-    filter.page.page_token = page->next_page_token;
+  absl::StatusOr<std::vector<regatta::v1::Instance>> listed =
+      store::ListAll<regatta::v1::Instance>([this](const store::PageRequest& page) {
+        store::InstanceFilter filter;
+        filter.page = page;
+        return store_->ListInstances(filter);
+      });
+  if (!listed.ok()) {
+    LOG_WARN("cannot read the Instances; no device is scheduled this cycle", "error",
+             listed.status().ToString());
+    return nullptr;
   }
+  std::vector<regatta::v1::Instance> instances = *std::move(listed);
   auto active = [&](absl::string_view run_id) {
     const RunRecord* run = txn.FindRun(run_id);
     return run != nullptr && run->active();
