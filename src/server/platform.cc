@@ -23,6 +23,7 @@
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/devices/controller/controller.h"
 #include "src/devices/protocol/sockets.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "src/executor/local_executor.h"
@@ -32,6 +33,7 @@
 #include "src/pipelines/schedule/controller.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/server/device_controller_backend.h"
 #include "src/server/pipeline_backend.h"
 #include "src/store/sqlite/sqlite_store.h"
 
@@ -66,6 +68,10 @@ struct Platform::Impl {
   std::unique_ptr<api::PipelineService> pipeline_service;
   std::unique_ptr<api::DeviceService> device_service;
   std::unique_ptr<pipelines::schedule::RecurringRunController> recurring_runs;
+  // Devices: the controller keeps every Instance's brokers running; ingested changes wake it.
+  std::unique_ptr<PlatformBrokerBackend> broker_backend;
+  std::unique_ptr<devices::DeviceController> device_controller;
+  std::atomic<devices::DeviceController*> observed_device_controller{nullptr};
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -186,6 +192,10 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     auth_config.credentials.tokens.push_back(std::move(token));
     authorization.permission_user_mapping["execute_jobs"].push_back(kEmbeddedExecutorUser);
   }
+  // The device controller submits and cancels brokers in the queues their Configurations name
+  // (only an administrator may apply a Configuration).
+  authorization.permission_user_mapping["submit_any_jobs"].push_back(kDeviceControllerUser);
+  authorization.permission_user_mapping["cancel_any_jobs"].push_back(kDeviceControllerUser);
   ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
   ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(authorization));
   impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));
@@ -222,6 +232,31 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
           return;
         default:
           break;
+      }
+    }
+  });
+  // The device controller plans again when Configurations or Instances change or a broker ends.
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    devices::DeviceController* controller =
+        raw->observed_device_controller.load(std::memory_order_acquire);
+    if (controller == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      if (const auto* change = std::get_if<store::DeviceChange>(&m.mutation)) {
+        switch (change->event.event_case()) {
+          case regatta::v1::Event::kConfigurationApplied:
+          case regatta::v1::Event::kConfigurationDeleted:
+          case regatta::v1::Event::kInstanceNodeSeen:
+          case regatta::v1::Event::kInstanceNodeLost:
+            controller->Wake();
+            return;
+          default:
+            break;
+        }
+      } else if (const auto* state = std::get_if<store::JobSetState>(&m.mutation)) {
+        if (store::IsTerminal(state->state) && controller->IsActiveBroker(state->job_id)) {
+          controller->Wake();
+          return;
+        }
       }
     }
   });
@@ -395,6 +430,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   // Instance nodes of executors that do not come back after this start are dropped once the
   // executor timeout has passed.
   impl->executor_service->StartNodeSweep();
+  impl->broker_backend =
+      std::make_unique<PlatformBrokerBackend>(&impl->api, impl->submit_service.get());
+  impl->device_controller = std::make_unique<devices::DeviceController>(
+      clock, impl->broker_backend.get(), config.devices.controller);
+  impl->observed_device_controller.store(impl->device_controller.get(), std::memory_order_release);
+  impl->device_controller->Start();
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));
@@ -416,6 +457,7 @@ pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
   return impl_->pipeline_engine.get();
 }
 api::RunService* Platform::run_service() { return impl_->run_service.get(); }
+devices::DeviceController* Platform::device_controller() { return impl_->device_controller.get(); }
 executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
 
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
@@ -428,6 +470,8 @@ void Platform::Shutdown() {
   // No new pipeline steps, then runs (their last events still reach the log), then the
   // executor API and scheduler.
   impl_->recurring_runs->Stop();
+  impl_->observed_device_controller.store(nullptr, std::memory_order_release);
+  impl_->device_controller->Stop();
   impl_->pipeline_engine->Stop();
   impl_->observed_engine.store(nullptr, std::memory_order_release);
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
