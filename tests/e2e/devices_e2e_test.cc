@@ -25,6 +25,7 @@ namespace {
 
 using json = nlohmann::json;
 
+// Brokers print what they were given, then stay up.
 constexpr char kResources[] = R"(kind: Configuration
 metadata: {name: echo}
 spec:
@@ -33,6 +34,15 @@ spec:
     discoveryDetails: |
       descriptions: [foo0, foo1]
   capacity: 2
+  brokerSpec:
+    brokerPodSpec:
+      queue: devices
+      job:
+        task:
+          command: [sh, -c, 'echo "svc=$REGATTA_INSTANCE_SERVICE port=$REGATTA_PORT_STREAM device=$REGATTA_DEVICE_INSTANCES desc=$DEBUG_ECHO_DESCRIPTION"; exec sleep 600']
+          resources: {requests: {cpu: 10m, memory: 8Mi}}
+  instanceServiceSpec:
+    ports: [{name: stream, port: 8554}]
 ---
 kind: Configuration
 metadata: {name: cams}
@@ -42,6 +52,13 @@ spec:
     discoveryDetails: |
       descriptions: [cam0]
   capacity: 2
+  brokerSpec:
+    brokerPodSpec:
+      queue: devices
+      job:
+        task:
+          command: [sleep, "600"]
+          resources: {requests: {cpu: 10m, memory: 8Mi}}
 ---
 kind: Configuration
 metadata: {name: lonely}
@@ -161,6 +178,60 @@ class DevicesE2eTest : public UpFixture {
     return out;
   }
 
+  // "<instance's configuration>/<device id>@<node>" per RUNNING broker, sorted; the node is the
+  // one its run is on.
+  std::vector<std::string> RunningBrokers() {
+    RunResult r = Cli({"jobs", "list", "--label", "regatta.dev/broker=true", "--state", "RUNNING",
+                       "--all", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, false);
+    std::vector<std::string> out;
+    if (!doc.is_object() || !doc.contains("jobs")) return out;
+    std::map<std::string, std::string> device_of = InstanceDevices();
+    for (const json& job : doc["jobs"]) {
+      RunResult got = Cli({"jobs", "get", job.value("jobId", ""), "--spec", "-o", "json"});
+      json details = json::parse(got.out, nullptr, false);
+      if (!details.is_object()) continue;
+      const json& labels = details["job"]["labels"];
+      std::string node;
+      if (details.contains("runs") && !details["runs"].empty()) {
+        node = details["runs"].back().value("nodeId", "");
+      }
+      out.push_back(
+          absl::StrCat(device_of[labels.value("regatta.dev/broker-instance", "")], "@", node));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Instance name -> "<configuration>/<device id>".
+  std::map<std::string, std::string> InstanceDevices() {
+    RunResult r = Cli({"instances", "list", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    std::map<std::string, std::string> out;
+    if (!doc.is_object() || !doc.contains("instances")) return out;
+    for (const json& i : doc["instances"]) {
+      out[i.value("name", "")] =
+          absl::StrCat(i.value("configurationName", ""), "/", i.value("deviceId", ""));
+    }
+    return out;
+  }
+
+  bool WaitForBrokers(std::vector<std::string> expected,
+                      std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    std::sort(expected.begin(), expected.end());
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::string> seen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      seen = RunningBrokers();
+      if (seen == expected) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "running brokers are " << ::testing::PrintToString(seen) << ", expected "
+                  << ::testing::PrintToString(expected);
+    return false;
+  }
+
   std::string scratch_;
   std::map<std::string, NodeProcesses> nodes_;
 };
@@ -168,8 +239,16 @@ class DevicesE2eTest : public UpFixture {
 const std::vector<std::string> kEverything = {"cams/cam0@node-a,node-b", "echo/foo0@node-a",
                                               "echo/foo0@node-b", "echo/foo1@node-a",
                                               "echo/foo1@node-b"};
+// A broker per local Instance on its node, one per node for the shared camera.
+const std::vector<std::string> kEveryBroker = {"cams/cam0@node-a", "cams/cam0@node-b",
+                                               "echo/foo0@node-a", "echo/foo0@node-b",
+                                               "echo/foo1@node-a", "echo/foo1@node-b"};
+const std::vector<std::string> kNodeABrokers = {"cams/cam0@node-a", "echo/foo0@node-a",
+                                                "echo/foo1@node-a"};
 
-TEST_F(DevicesE2eTest, TwoNodesTheirInstancesAvailabilityDeletionAndExecutorLoss) {
+TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecutorLoss) {
+  RunResult queue = Cli({"queue", "create", "devices"});
+  ASSERT_EQ(queue.exit_code, 0) << queue.err;
   ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
   ASSERT_NO_FATAL_FAILURE(StartExecutor("node-b"));
   ASSERT_NO_FATAL_FAILURE(StartHandlers("node-a"));
@@ -198,21 +277,51 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesAvailabilityDeletionAndExecutorLoss
   EXPECT_THAT(lonely["node-b"], ::testing::HasSubstr("no discovery handler named 'onvif'"));
   EXPECT_EQ(Status("echo"), (std::map<std::string, std::string>{{"node-a", ""}, {"node-b", ""}}));
 
-  // OFFLINE on node-a: its Instances go and it leaves the shared one; back online: they return.
+  // Brokers run next to their devices and get the device and their service port.
+  ASSERT_TRUE(WaitForBrokers(kEveryBroker));
+  RunResult foo = Cli({"jobs", "list", "--label", "regatta.dev/broker-node=node-a", "--state",
+                       "RUNNING", "--all", "-o", "json"});
+  json node_a = json::parse(foo.out, nullptr, false);
+  ASSERT_TRUE(node_a.is_object()) << foo.out;
+  bool found_echo_output = false;
+  for (const json& job : node_a["jobs"]) {
+    for (int i = 0; i < 50 && !found_echo_output; ++i) {
+      RunResult logs = Cli({"logs", job.value("jobId", "")});
+      if (logs.out.find("svc=echo-") != std::string::npos) {
+        EXPECT_THAT(logs.out, ::testing::MatchesRegex(
+                                  "svc=echo-[0-9a-f]{6}-svc port=3[0-9]{4} device=echo-[0-9a-f]{6} "
+                                  "desc=foo[01]\\s*"));
+        found_echo_output = true;
+      } else if (logs.out.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      } else {
+        break;  // the shared camera's broker prints nothing
+      }
+    }
+  }
+  EXPECT_TRUE(found_echo_output);
+
+  // OFFLINE on node-a: its Instances go and it leaves the shared one, and their brokers on
+  // node-a stop; back online: they return.
   std::ofstream(nodes_["node-a"].availability_file) << "OFFLINE\n";
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
+  ASSERT_TRUE(WaitForBrokers({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
   std::filesystem::remove(nodes_["node-a"].availability_file);
   ASSERT_TRUE(WaitForInstances(kEverything));
+  ASSERT_TRUE(WaitForBrokers(kEveryBroker));
 
-  // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance.
+  // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance, and
+  // the brokers that ran there are gone too.
   nodes_["node-b"].executor->Kill(SIGKILL);
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-a", "echo/foo0@node-a", "echo/foo1@node-a"},
                                std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitForBrokers(kNodeABrokers));
 
-  // Deleting the Configurations removes everything.
+  // Deleting the Configurations removes everything, brokers included.
   RunResult deleted = Cli({"config", "delete", file});
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_EQ(Instances(), std::vector<std::string>());
+  ASSERT_TRUE(WaitForBrokers({}));
 }
 
 }  // namespace
