@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -322,6 +323,129 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecu
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_EQ(Instances(), std::vector<std::string>());
   ASSERT_TRUE(WaitForBrokers({}));
+}
+
+constexpr char kOneSlot[] = R"(kind: Configuration
+metadata: {name: one}
+spec:
+  discoveryHandler:
+    name: debugEcho
+    discoveryDetails: |
+      descriptions: [foo0]
+  capacity: 1
+)";
+
+// Two jobs asking for any device of Configuration "one", each running `seconds`.
+std::string DeviceJobs(const std::string& client_id, const std::string& seconds) {
+  return absl::StrCat(R"(queue: q
+jobSet: s
+jobs:
+  - clientId: )",
+                      client_id, R"(
+    count: 2
+    command: [sleep, ")",
+                      seconds, R"("]
+    resources: {requests: {cpu: 10m, memory: 8Mi, regatta.dev/one: 1}}
+)");
+}
+
+TEST_F(DevicesE2eTest, SlotContentionOneRunsTheOtherWaitsAndALostExecutorFreesTheSlot) {
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  ASSERT_NO_FATAL_FAILURE(StartHandlers("node-a"));
+  const std::string config = (dir_ / "scratch" / "one.yaml").string();
+  std::ofstream(config) << kOneSlot;
+  ASSERT_EQ(Cli({"config", "apply", config}).exit_code, 0);
+  ASSERT_TRUE(WaitForInstances({"one/foo0@node-a"}));
+
+  // Capacity 1, two jobs: never both running; the second starts after the first ended.
+  const std::string short_jobs = (dir_ / "scratch" / "short.yaml").string();
+  std::ofstream(short_jobs) << DeviceJobs("short", "1");
+  RunResult submitted = Cli({"submit", short_jobs, "-o", "json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto states = [&](const std::string& client_prefix) {
+    std::map<std::string, std::string> out;  // job id -> state
+    RunResult r = Cli({"jobs", "list", "--queue", "q", "--all", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    if (!doc.is_object() || !doc.contains("jobs")) return out;
+    for (const json& job : doc["jobs"]) {
+      if (job.value("clientId", "").rfind(client_prefix, 0) == 0) {
+        out[job.value("jobId", "")] = job.value("state", "");
+      }
+    }
+    return out;
+  };
+  int succeeded = 0;
+  for (int i = 0; i < 300 && succeeded < 2; ++i) {
+    int running = 0;
+    succeeded = 0;
+    for (const auto& [id, state] : states("short")) {
+      running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+      succeeded += state == "JOB_STATE_SUCCEEDED" ? 1 : 0;
+    }
+    ASSERT_LE(running, 1) << "both jobs hold the one slot";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(succeeded, 2);
+  std::vector<std::pair<absl::Time, absl::Time>> spans;  // (started, finished)
+  for (const auto& [id, state] : states("short")) {
+    json details = json::parse(Cli({"jobs", "get", id, "-o", "json"}).out, nullptr, false);
+    ASSERT_TRUE(details.is_object());
+    const json& run = details["runs"].back();
+    absl::Time started, finished;
+    std::string error;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, run.value("startedTime", ""), &started, &error))
+        << error << run.dump();
+    ASSERT_TRUE(
+        absl::ParseTime(absl::RFC3339_full, run.value("finishedTime", ""), &finished, &error))
+        << error << run.dump();
+    spans.emplace_back(started, finished);
+  }
+  std::sort(spans.begin(), spans.end());
+  EXPECT_GE(spans[1].first, spans[0].second) << "the second started before the first ended";
+
+  // A long job holds the slot and another waits; the executor dies: its node is lost, the
+  // slot is freed, and once the node is back the slot serves one of them again.
+  const std::string long_jobs = (dir_ / "scratch" / "long.yaml").string();
+  std::ofstream(long_jobs) << DeviceJobs("long", "600");
+  ASSERT_EQ(Cli({"submit", long_jobs}).exit_code, 0);
+  std::string holder;
+  for (int i = 0; i < 200 && holder.empty(); ++i) {
+    for (const auto& [id, state] : states("long")) {
+      if (state == "JOB_STATE_RUNNING") holder = id;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(holder.empty());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  int running = 0;
+  for (const auto& [id, state] : states("long")) running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+  EXPECT_EQ(running, 1);
+
+  nodes_["node-a"].executor->Kill(SIGKILL);
+  ASSERT_TRUE(WaitForInstances({}, std::chrono::seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  ASSERT_TRUE(WaitForInstances({"one/foo0@node-a"}));
+  // One job runs on the slot again: the dead run's claim did not outlive it.
+  std::string usage_holder;
+  for (int i = 0; i < 300; ++i) {
+    RunResult r = Cli({"instances", "list", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    usage_holder.clear();
+    if (doc.is_object() && doc.contains("instances") && !doc["instances"].empty()) {
+      for (const auto& [slot, run] : doc["instances"][0]["deviceUsage"].items()) {
+        usage_holder = run.get<std::string>();
+      }
+    }
+    running = 0;
+    for (const auto& [id, state] : states("long")) {
+      running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+    }
+    if (!usage_holder.empty() && running == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(running, 1);
+  EXPECT_FALSE(usage_holder.empty());
 }
 
 }  // namespace
