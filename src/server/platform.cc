@@ -64,6 +64,8 @@ struct Platform::Impl {
   std::atomic<pipelines::engine::PipelineEngine*> observed_engine{nullptr};
   // The executor API once built: device changes and executor losses reach it.
   std::atomic<api::ExecutorService*> observed_executor_service{nullptr};
+  // The scheduler once built: it reads the Instances again only after device changes.
+  std::atomic<scheduler::Scheduler*> observed_scheduler{nullptr};
   std::unique_ptr<api::RunService> run_service;
   std::unique_ptr<api::PipelineService> pipeline_service;
   std::unique_ptr<api::DeviceService> device_service;
@@ -213,6 +215,16 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
                                                       "query", ingest_options);
   Impl* raw = impl.get();
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);
+    if (scheduler == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      if (std::holds_alternative<store::DeviceChange>(m.mutation)) {
+        scheduler->NotifyDevicesChanged();
+        return;
+      }
+    }
+  });
   // Discovery watchers send new snapshots when what executors discover may have changed.
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     api::ExecutorService* executor_service =
@@ -308,6 +320,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
       config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
+  impl->scheduler->TrackDeviceChanges();
+  impl->observed_scheduler.store(impl->scheduler.get(), std::memory_order_release);
   // A lost executor's nodes leave every Instance.
   impl->scheduler->set_on_executor_lost([raw](const scheduler::ExecutorState& state) {
     api::ExecutorService* executor_service =
@@ -477,6 +491,7 @@ void Platform::Shutdown() {
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
   impl_->observed_executor_service.store(nullptr, std::memory_order_release);
   impl_->executor_service->Shutdown();
+  impl_->observed_scheduler.store(nullptr, std::memory_order_release);
   impl_->scheduler->Stop();
   impl_->event_service->StopWatches();
   if (impl_->rest_server) impl_->rest_server->Shutdown();
