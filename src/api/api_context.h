@@ -31,6 +31,8 @@ struct ApiContext {
   SubmitPolicy policy;
   // Where an executor serves its run logs (host:port), or "" if it is not connected.
   std::function<std::string(absl::string_view executor_id)> executor_logs_address;
+  // Why some of a Configuration's brokers cannot be submitted now, or "" (unset: "").
+  std::function<std::string(absl::string_view configuration)> broker_errors;
   // How long a write waits for the views before answering UNAVAILABLE.
   absl::Duration view_wait_timeout = absl::Seconds(10);
 };

@@ -50,9 +50,13 @@ grpc::Status DeviceService::ApplyConfiguration(grpc::ServerContext* call,
 grpc::Status DeviceService::GetConfiguration(grpc::ServerContext* call,
                                              const pb::GetConfigurationRequest* request,
                                              pb::Configuration* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) {
-    return ctx_->store->GetConfiguration(request->name());
-  });
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) -> absl::StatusOr<pb::Configuration> {
+                 ASSIGN_OR_RETURN(pb::Configuration configuration,
+                                  ctx_->store->GetConfiguration(request->name()));
+                 AddBrokerErrors(configuration);
+                 return configuration;
+               });
 }
 
 grpc::Status DeviceService::ListConfigurations(grpc::ServerContext* call,
@@ -142,6 +146,12 @@ grpc::Status DeviceService::DeleteConfigMap(grpc::ServerContext* call,
 
 // ---- Cores -----------------------------------------------------------------------------------
 
+void DeviceService::AddBrokerErrors(pb::Configuration& configuration) const {
+  if (!ctx_->broker_errors) return;
+  std::string errors = ctx_->broker_errors(configuration.name());
+  if (!errors.empty()) configuration.mutable_status()->set_broker_error(std::move(errors));
+}
+
 absl::Status DeviceService::CheckMayWrite(const auth::Principal& principal,
                                           absl::string_view what) const {
   if (ctx_->authorizer->HasGlobal(principal, kWritePermission)) return absl::OkStatus();
@@ -191,6 +201,9 @@ absl::StatusOr<pb::ListConfigurationsResponse> DeviceService::ListConfigurations
   ASSIGN_OR_RETURN(store::Page<pb::Configuration> rows, ctx_->store->ListConfigurations(page));
   pb::ListConfigurationsResponse response;
   CopyPage(std::move(rows), response.mutable_configurations(), response.mutable_next_page_token());
+  for (pb::Configuration& configuration : *response.mutable_configurations()) {
+    AddBrokerErrors(configuration);
+  }
   return response;
 }
 

@@ -80,6 +80,8 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
 
  private:
   // PERMISSION_DENIED naming the user and the permission unless the principal may write.
+  // The device controller's errors for its brokers (held in memory, not in the views).
+  void AddBrokerErrors(regatta::v1::Configuration& configuration) const;
   absl::Status CheckMayWrite(const auth::Principal& principal, absl::string_view what) const;
   absl::Status Publish(const auth::Principal& principal, regatta::v1::Event event);
 

@@ -142,6 +142,9 @@ absl::Status ConfigGet(const CommandEnv& env, const std::string& name) {
   std::string text = absl::StrCat(
       "Name:        ", c.name(), "\nHandler:     ", HandlerOf(c), "\nCapacity:    ", c.capacity(),
       "\nInstances:   ", c.status().instance_count(), "\nGeneration:  ", c.generation(), "\n");
+  if (!c.status().broker_error().empty()) {
+    absl::StrAppend(&text, "Brokers:     ", c.status().broker_error(), "\n");
+  }
   if (c.status().nodes().empty()) {
     absl::StrAppend(&text, "Discovery:   no node has reported yet\n");
   } else {

@@ -376,6 +376,11 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     for (const std::string& job_id : job_ids) engine->ObserveJobEnded(job_id, true, "");
   });
   impl->observed_executor_service.store(impl->executor_service.get(), std::memory_order_release);
+  impl->api.broker_errors = [raw](absl::string_view configuration) -> std::string {
+    devices::DeviceController* controller =
+        raw->observed_device_controller.load(std::memory_order_acquire);
+    return controller == nullptr ? "" : controller->BrokerErrors(configuration);
+  };
   impl->api.executor_logs_address = [raw](absl::string_view executor_id) -> std::string {
     std::optional<scheduler::ExecutorState> state = raw->executors.Get(executor_id);
     return state.has_value() ? state->logs_address : "";

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "regatta/v1/device_service.grpc.pb.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/devices/naming/naming.h"
 #include "tests/integration/platform_fixture.h"
@@ -246,9 +247,10 @@ class BrokerControllerTest : public DeviceSchedulingTest {
 
   // The broker jobs in `states` (empty: any), oldest first, once there are `want` of them.
   std::vector<regatta::v1::JobSummary> Brokers(size_t want,
-                                               std::vector<regatta::v1::JobState> states = {}) {
+                                               std::vector<regatta::v1::JobState> states = {},
+                                               int attempts = 100) {
     std::vector<regatta::v1::JobSummary> found;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < attempts; ++i) {
       SyncViews();
       store::JobFilter filter;
       filter.labels = {{"regatta.dev/broker", "true"}};
@@ -338,6 +340,37 @@ TEST_F(BrokerControllerTest, AJobBrokerRunsOnceAndDeletingTheConfigurationCancel
   deleted.mutable_configuration_deleted()->set_name("cam2");
   Publish({deleted});
   EXPECT_THAT(Brokers(0, kActive), ::testing::IsEmpty());
+}
+
+TEST_F(BrokerControllerTest, AConfigurationSaysWhyItsBrokersCannotRun) {
+  regatta::v1::Configuration config = WithBroker(/*long_running=*/true);
+  config.mutable_broker_spec()->mutable_broker_pod_spec()->set_queue("no-such-queue");
+  AddCamera(2, config);
+  ASSERT_TRUE(Leases(1, {}, /*attempts=*/1).empty());  // registers node-1's executor
+  auto devices = regatta::v1::DeviceService::NewStub(channel_);
+  std::string error;
+  for (int i = 0; i < 100 && error.empty(); ++i) {
+    regatta::v1::GetConfigurationRequest request;
+    request.set_name("cam");
+    regatta::v1::Configuration got;
+    grpc::Status status = devices->GetConfiguration(Alice().get(), request, &got);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    error = got.status().broker_error();
+    if (error.empty()) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_THAT(error, ::testing::HasSubstr("no-such-queue"));
+  EXPECT_THAT(error, ::testing::HasSubstr("broker-cam-"));
+  // The queue is made: the broker is submitted at the next retry (within 5 s) and the error
+  // goes. (Asking for leases meanwhile keeps node-1's executor alive.)
+  ASSERT_TRUE(CreateQueue("no-such-queue").ok());
+  std::vector<regatta::v1::JobRunLease> leases = Leases(1);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job().labels().at("regatta.dev/broker-configuration"), "cam");
+  regatta::v1::ListConfigurationsRequest list_request;
+  regatta::v1::ListConfigurationsResponse listed;
+  ASSERT_TRUE(devices->ListConfigurations(Alice().get(), list_request, &listed).ok());
+  ASSERT_EQ(listed.configurations_size(), 1);
+  EXPECT_EQ(listed.configurations(0).status().broker_error(), "");
 }
 
 }  // namespace

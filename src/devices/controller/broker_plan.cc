@@ -211,10 +211,11 @@ BrokerPlan PlanBrokers(const std::vector<regatta::v1::Configuration>& configurat
       if (port == 0) port = ports.Allocate();
       if (port == 0) {
         plan.errors.push_back(
-            absl::StrCat("broker of Instance '", instance.name(), "'",
-                         key.node.empty() ? "" : absl::StrCat(" on node '", key.node, "'"),
-                         ": no free port left in ", options.first_port, "..", options.last_port,
-                         " for port '", name, "'"));
+            {config.name(),
+             absl::StrCat("broker of Instance '", instance.name(), "'",
+                          key.node.empty() ? "" : absl::StrCat(" on node '", key.node, "'"),
+                          ": no free port left in ", options.first_port, "..", options.last_port,
+                          " for port '", name, "'")});
         ports_ok = false;
         break;
       }

@@ -80,6 +80,12 @@ struct BrokerKey {
   }
 };
 
+// Why a Configuration's brokers cannot run, in plain words.
+struct BrokerError {
+  std::string configuration;
+  std::string message;
+};
+
 struct BrokerPlanOptions {
   absl::Duration restart_delay = absl::Seconds(10);
   absl::Duration max_restart_delay = absl::Minutes(5);
@@ -98,7 +104,7 @@ struct BrokerPlan {
   // The earliest time a back-off ends (plan again then); unset: nothing waits.
   std::optional<absl::Time> next_plan;
   // Brokers that could not be planned (no free port), in plain words.
-  std::vector<std::string> errors;
+  std::vector<BrokerError> errors;
 };
 
 // The brokers the Configurations and Instances ask for, in key order.

@@ -1,6 +1,7 @@
 #include "src/devices/controller/controller.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -47,11 +48,17 @@ absl::StatusOr<DeviceController::PassResult> DeviceController::Reconcile() {
   for (const regatta::v1::SubmitJobsRequest& request : plan.submits) {
     absl::StatusOr<std::vector<std::string>> ids = backend_->Submit(request);
     if (!ids.ok()) {
-      std::vector<std::string> client_ids;
-      for (const auto& item : request.items()) client_ids.push_back(item.client_id());
-      result.errors.push_back(absl::StrCat("cannot submit brokers ",
-                                           absl::StrJoin(client_ids, ", "), " to queue '",
-                                           request.queue(), "': ", ids.status().message()));
+      // One error per Configuration of the request's brokers.
+      std::map<std::string, std::vector<std::string>> client_ids;
+      for (const auto& item : request.items()) {
+        client_ids[item.labels().at(kBrokerConfigurationLabel)].push_back(item.client_id());
+      }
+      for (const auto& [configuration, ids_of_config] : client_ids) {
+        result.errors.push_back(
+            {configuration,
+             absl::StrCat("cannot submit brokers ", absl::StrJoin(ids_of_config, ", "),
+                          " to queue '", request.queue(), "': ", ids.status().message())});
+      }
       continue;
     }
     result.submitted += static_cast<int>(ids->size());
@@ -63,13 +70,21 @@ absl::StatusOr<DeviceController::PassResult> DeviceController::Reconcile() {
     if (cancelled.ok()) {
       result.cancelled = static_cast<int>(plan.cancels.size());
     } else {
-      result.errors.push_back(absl::StrCat(
-          "cannot cancel brokers ", absl::StrJoin(plan.cancels, ", "), ": ", cancelled.message()));
+      result.errors.push_back(
+          {"", absl::StrCat("cannot cancel brokers ", absl::StrJoin(plan.cancels, ", "), ": ",
+                            cancelled.message())});
     }
   }
-  for (const std::string& error : result.errors) LOG_WARN("device controller", "error", error);
+  absl::flat_hash_map<std::string, std::string> by_configuration;
+  for (const BrokerError& error : result.errors) {
+    LOG_WARN("device controller", "configuration", error.configuration, "error", error.message);
+    if (error.configuration.empty()) continue;
+    std::string& joined = by_configuration[error.configuration];
+    absl::StrAppend(&joined, joined.empty() ? "" : "; ", error.message);
+  }
   absl::MutexLock lock(&state_mu_);
   active_brokers_ = std::move(active);
+  broker_errors_ = std::move(by_configuration);
   ++passes_;
   return result;
 }
@@ -97,6 +112,12 @@ void DeviceController::Wake() {
 bool DeviceController::IsActiveBroker(absl::string_view job_id) const {
   absl::MutexLock lock(&state_mu_);
   return active_brokers_.contains(job_id);
+}
+
+std::string DeviceController::BrokerErrors(absl::string_view configuration) const {
+  absl::MutexLock lock(&state_mu_);
+  auto it = broker_errors_.find(configuration);
+  return it == broker_errors_.end() ? "" : it->second;
 }
 
 int64_t DeviceController::passes() const {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -57,8 +58,8 @@ class DeviceController {
     int submitted = 0;
     int cancelled = 0;
     std::optional<absl::Time> next_plan;
-    // Brokers that could not be submitted or planned, in plain words.
-    std::vector<std::string> errors;
+    // Brokers that could not be submitted, planned or cancelled, in plain words.
+    std::vector<BrokerError> errors;
   };
 
   DeviceController(const Clock* clock, BrokerBackend* backend,
@@ -78,6 +79,9 @@ class DeviceController {
   void Wake();
   // Whether `job_id` is a broker the last pass saw active (its end should wake the controller).
   bool IsActiveBroker(absl::string_view job_id) const;
+  // Why some of a Configuration's brokers could not be submitted in the last pass, in plain
+  // words ("" when all could); shown in the Configuration's status.
+  std::string BrokerErrors(absl::string_view configuration) const;
   // Passes run so far (for tests and benchmarks).
   int64_t passes() const;
 
@@ -93,6 +97,8 @@ class DeviceController {
   mutable absl::Mutex state_mu_;
   absl::flat_hash_set<std::string> active_brokers_ ABSL_GUARDED_BY(state_mu_);
   int64_t passes_ ABSL_GUARDED_BY(state_mu_) = 0;
+  // Configuration -> its errors of the last pass, joined.
+  absl::flat_hash_map<std::string, std::string> broker_errors_ ABSL_GUARDED_BY(state_mu_);
 
   absl::Mutex loop_mu_;
   bool woken_ ABSL_GUARDED_BY(loop_mu_) = false;

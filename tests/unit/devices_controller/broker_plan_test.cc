@@ -194,7 +194,8 @@ TEST(BrokerPlanTest, BrokersGetServiceNamesAndPortsNoActiveBrokerHolds) {
   EXPECT_EQ(plan.submits[0].items(1).task().env().at("REGATTA_PORT_HTTP"), "30002");
   // The range is used up for the third: it waits, and the plan says why.
   ASSERT_EQ(plan.errors.size(), 1u);
-  EXPECT_THAT(plan.errors[0], testing::HasSubstr("no free port left in 30000..30002"));
+  EXPECT_EQ(plan.errors[0].configuration, "cam");
+  EXPECT_THAT(plan.errors[0].message, testing::HasSubstr("no free port left in 30000..30002"));
   EXPECT_EQ(BrokerPortVariable("web-ui"), "REGATTA_PORT_WEB_UI");
 }
 

@@ -132,13 +132,16 @@ TEST_F(DeviceControllerTest, AFailedSubmitIsReportedAndRetriedAndGoneInstancesCa
   absl::StatusOr<DeviceController::PassResult> pass = controller_.Reconcile();
   ASSERT_TRUE(pass.ok());
   ASSERT_EQ(pass->errors.size(), 1u);
-  EXPECT_THAT(pass->errors[0], HasSubstr("broker-cam-aaaaaa-n1-0"));
-  EXPECT_THAT(pass->errors[0], HasSubstr("queue \"devices\" not found"));
+  EXPECT_EQ(pass->errors[0].configuration, "cam");
+  EXPECT_THAT(pass->errors[0].message, HasSubstr("broker-cam-aaaaaa-n1-0"));
+  EXPECT_THAT(pass->errors[0].message, HasSubstr("queue \"devices\" not found"));
+  EXPECT_THAT(controller_.BrokerErrors("cam"), HasSubstr("queue \"devices\" not found"));
   backend_.submit_error = absl::OkStatus();
   pass = controller_.Reconcile();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->submitted, 1);
   EXPECT_THAT(pass->errors, IsEmpty());
+  EXPECT_EQ(controller_.BrokerErrors("cam"), "");
 
   backend_.instances.clear();
   pass = controller_.Reconcile();
