@@ -21,7 +21,7 @@ namespace pb = regatta::v1;
 // TODO(merge): use kBrokerPortAnnotationPrefix from broker_plan.h once the controller has it.
 constexpr char kPortAnnotationPrefix[] = "regatta.dev/broker-port-";
 
-// A broker that can be listed: its Instance and its ports by name.
+// A broker that can be listed, with its ports by name.
 struct ReadableBroker {
   const ServiceBroker* job = nullptr;
   std::map<std::string, int> ports;
