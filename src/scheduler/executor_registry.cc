@@ -46,6 +46,8 @@ absl::StatusOr<ExecutorState> ParseLeaseRequest(const regatta::v1::LeaseRequest&
     node.executor_id = state.id;
     node.pool = info.pool().empty() ? state.pool : info.pool();
     node.labels.insert(info.labels().begin(), info.labels().end());
+    // Every node answers to its name, as Kubernetes nodes do (brokers are pinned by it).
+    node.labels.try_emplace("kubernetes.io/hostname", info.id());
     for (int t = 0; t < info.taints_size(); ++t) {
       const regatta::v1::Taint& taint = info.taints(t);
       if (taint.key().empty()) {

@@ -201,6 +201,7 @@ void Scheduler::StepDown() {
   term_ = 0;
   job_db_.Reset();
   revisit_.clear();
+  instances_generation_ = 0;
   if (reports_ != nullptr) reports_->SetReady(false);
   absl::MutexLock lock(&mu_);
   ready_ = false;
@@ -597,18 +598,25 @@ std::vector<DeviceClaim> Scheduler::DeviceClaimsOf(absl::string_view run_id) con
 }
 
 std::unique_ptr<DeviceSlots> Scheduler::LoadDeviceSlots(Publication& out, JobDb::Txn& txn) {
-  absl::StatusOr<std::vector<regatta::v1::Instance>> listed =
-      store::ListAll<regatta::v1::Instance>([this](const store::PageRequest& page) {
-        store::InstanceFilter filter;
-        filter.page = page;
-        return store_->ListInstances(filter);
-      });
-  if (!listed.ok()) {
-    LOG_WARN("cannot read the Instances; no device is scheduled this cycle", "error",
-             listed.status().ToString());
-    return nullptr;
+  // The generation before the read: a change ingested during it is read again next cycle.
+  const uint64_t generation = device_generation_.load();
+  if (!track_device_changes_.load() || generation != instances_generation_) {
+    absl::StatusOr<std::vector<regatta::v1::Instance>> listed =
+        store::ListAll<regatta::v1::Instance>([this](const store::PageRequest& page) {
+          store::InstanceFilter filter;
+          filter.page = page;
+          return store_->ListInstances(filter);
+        });
+    if (!listed.ok()) {
+      LOG_WARN("cannot read the Instances; no device is scheduled this cycle", "error",
+               listed.status().ToString());
+      instances_generation_ = 0;
+      return nullptr;
+    }
+    instances_ = *std::move(listed);
+    instances_generation_ = generation;
   }
-  std::vector<regatta::v1::Instance> instances = *std::move(listed);
+  const std::vector<regatta::v1::Instance>& instances = instances_;
   auto active = [&](absl::string_view run_id) {
     const RunRecord* run = txn.FindRun(run_id);
     return run != nullptr && run->active();

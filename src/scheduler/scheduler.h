@@ -1,6 +1,7 @@
 #ifndef REGATTA_SRC_SCHEDULER_SCHEDULER_H_
 #define REGATTA_SRC_SCHEDULER_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -86,6 +87,12 @@ class Scheduler {
   // standalone leader; without reports it keeps none.
   void set_leader_election(LeaderElection* leader) { leader_ = leader; }
   void set_reports(SchedulingReports* reports) { reports_ = reports; }
+  // From now on the Instances are read from the views only after NotifyDevicesChanged (and
+  // once at first): the owner promises to call it whenever ingested events change them.
+  // Without it they are read every cycle.
+  void TrackDeviceChanges() { track_device_changes_.store(true); }
+  // Ingested events changed the Instances (any device-layer event): the next cycle reads them.
+  void NotifyDevicesChanged() { device_generation_.fetch_add(1); }
   // Called on the scheduler thread with each executor it declares lost (already out of the
   // registry); must be quick. The device layer drops the executor's nodes from Instances.
   void set_on_executor_lost(std::function<void(const ExecutorState&)> callback) {
@@ -166,6 +173,11 @@ class Scheduler {
   mutable absl::Mutex claims_mu_;
   absl::flat_hash_map<std::string, std::vector<DeviceClaim>> device_claims_
       ABSL_GUARDED_BY(claims_mu_);
+  // The Instances as last read, and the device generation they were read at (0: never).
+  std::vector<regatta::v1::Instance> instances_;
+  uint64_t instances_generation_ = 0;
+  std::atomic<bool> track_device_changes_{false};
+  std::atomic<uint64_t> device_generation_{1};
   // Releases published ("<slot>/<holder>") that the views do not show yet.
   absl::flat_hash_set<std::string> releases_in_flight_;
   absl::Time started_at_;

@@ -129,6 +129,17 @@ pipelines:
   # Resources of a step whose component names none.
   stepCpu: 100m
   stepMemory: 128Mi
+# Devices: the controller runs each Instance's brokers as jobs (the Configuration's brokerSpec).
+devices:
+  brokers:
+    # A long-running broker that exits is restarted after restartDelay, doubling for every
+    # attempt in a row that ran less than resetAfter, up to maxRestartDelay.
+    restartDelay: 10s
+    maxRestartDelay: 5m
+    resetAfter: 10m
+    # Ports brokers get for service ports without a targetPort, unique among running brokers.
+    firstPort: 30000
+    lastPort: 32767
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -183,6 +194,31 @@ absl::Status LoadPipelines(const YAML::Node& root, PipelinesConfig& p) {
   }
   if (p.cache_ttl < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("pipelines.cacheTtl: must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadDevices(const YAML::Node& root, DevicesConfig& d) {
+  devices::BrokerPlanOptions& b = d.controller.plan;
+  ASSIGN_OR_RETURN(b.restart_delay, GetDuration(root, "devices.brokers.restartDelay"));
+  ASSIGN_OR_RETURN(b.max_restart_delay, GetDuration(root, "devices.brokers.maxRestartDelay"));
+  ASSIGN_OR_RETURN(b.reset_after, GetDuration(root, "devices.brokers.resetAfter"));
+  ASSIGN_OR_RETURN(b.first_port, Get<int>(root, "devices.brokers.firstPort"));
+  ASSIGN_OR_RETURN(b.last_port, Get<int>(root, "devices.brokers.lastPort"));
+  if (b.restart_delay <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("devices.brokers.restartDelay: must be positive");
+  }
+  if (b.max_restart_delay < b.restart_delay) {
+    return absl::InvalidArgumentError(
+        "devices.brokers.maxRestartDelay: must be at least restartDelay");
+  }
+  if (b.first_port < 1 || b.first_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("devices.brokers.firstPort: must be within 1..65535, got ", b.first_port));
+  }
+  if (b.last_port < b.first_port || b.last_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "devices.brokers.lastPort: must be within firstPort..65535, got ", b.last_port));
   }
   return absl::OkStatus();
 }
@@ -402,6 +438,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
   ServerConfig c;
   ASSIGN_OR_RETURN(c.data_dir, Get<std::string>(root, "dataDir"));
   RETURN_IF_ERROR(LoadPipelines(root, c.pipelines));
+  RETURN_IF_ERROR(LoadDevices(root, c.devices));
   ASSIGN_OR_RETURN(c.grpc_listen, Get<std::string>(root, "api.grpcListen"));
   ASSIGN_OR_RETURN(c.http_listen, Get<std::string>(root, "api.httpListen"));
   if (!flags.data_dir.empty()) c.data_dir = flags.data_dir;

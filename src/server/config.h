@@ -10,6 +10,7 @@
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/authorizer.h"
 #include "src/api/validation.h"
+#include "src/devices/controller/controller.h"
 #include "src/executor/executor.h"
 #include "src/executor/simulated_executor.h"
 #include "src/scheduler/scheduler.h"
@@ -57,6 +58,10 @@ struct PipelinesConfig {
   std::string step_memory = "128Mi";
 };
 
+struct DevicesConfig {
+  devices::DeviceControllerOptions controller;
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string grpc_listen;
@@ -78,6 +83,7 @@ struct ServerConfig {
   absl::Duration lease_wait = absl::Milliseconds(500);
   ExecutorConfig executor;
   PipelinesConfig pipelines;
+  DevicesConfig devices;
 };
 
 // Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and

@@ -23,6 +23,7 @@
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/devices/controller/controller.h"
 #include "src/devices/protocol/sockets.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "src/executor/local_executor.h"
@@ -32,6 +33,7 @@
 #include "src/pipelines/schedule/controller.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/server/device_controller_backend.h"
 #include "src/server/pipeline_backend.h"
 #include "src/store/sqlite/sqlite_store.h"
 
@@ -62,10 +64,16 @@ struct Platform::Impl {
   std::atomic<pipelines::engine::PipelineEngine*> observed_engine{nullptr};
   // The executor API once built: device changes and executor losses reach it.
   std::atomic<api::ExecutorService*> observed_executor_service{nullptr};
+  // The scheduler once built: it reads the Instances again only after device changes.
+  std::atomic<scheduler::Scheduler*> observed_scheduler{nullptr};
   std::unique_ptr<api::RunService> run_service;
   std::unique_ptr<api::PipelineService> pipeline_service;
   std::unique_ptr<api::DeviceService> device_service;
   std::unique_ptr<pipelines::schedule::RecurringRunController> recurring_runs;
+  // Devices: the controller keeps every Instance's brokers running; ingested changes wake it.
+  std::unique_ptr<PlatformBrokerBackend> broker_backend;
+  std::unique_ptr<devices::DeviceController> device_controller;
+  std::atomic<devices::DeviceController*> observed_device_controller{nullptr};
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -186,6 +194,10 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     auth_config.credentials.tokens.push_back(std::move(token));
     authorization.permission_user_mapping["execute_jobs"].push_back(kEmbeddedExecutorUser);
   }
+  // The device controller submits and cancels brokers in the queues their Configurations name
+  // (only an administrator may apply a Configuration).
+  authorization.permission_user_mapping["submit_any_jobs"].push_back(kDeviceControllerUser);
+  authorization.permission_user_mapping["cancel_any_jobs"].push_back(kDeviceControllerUser);
   ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
   ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(authorization));
   impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));
@@ -203,6 +215,16 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
                                                       "query", ingest_options);
   Impl* raw = impl.get();
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);
+    if (scheduler == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      if (std::holds_alternative<store::DeviceChange>(m.mutation)) {
+        scheduler->NotifyDevicesChanged();
+        return;
+      }
+    }
+  });
   // Discovery watchers send new snapshots when what executors discover may have changed.
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     api::ExecutorService* executor_service =
@@ -222,6 +244,31 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
           return;
         default:
           break;
+      }
+    }
+  });
+  // The device controller plans again when Configurations or Instances change or a broker ends.
+  impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
+    devices::DeviceController* controller =
+        raw->observed_device_controller.load(std::memory_order_acquire);
+    if (controller == nullptr) return;
+    for (const store::OffsetMutation& m : batch.mutations) {
+      if (const auto* change = std::get_if<store::DeviceChange>(&m.mutation)) {
+        switch (change->event.event_case()) {
+          case regatta::v1::Event::kConfigurationApplied:
+          case regatta::v1::Event::kConfigurationDeleted:
+          case regatta::v1::Event::kInstanceNodeSeen:
+          case regatta::v1::Event::kInstanceNodeLost:
+            controller->Wake();
+            return;
+          default:
+            break;
+        }
+      } else if (const auto* state = std::get_if<store::JobSetState>(&m.mutation)) {
+        if (store::IsTerminal(state->state) && controller->IsActiveBroker(state->job_id)) {
+          controller->Wake();
+          return;
+        }
       }
     }
   });
@@ -273,6 +320,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
       config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
+  impl->scheduler->TrackDeviceChanges();
+  impl->observed_scheduler.store(impl->scheduler.get(), std::memory_order_release);
   // A lost executor's nodes leave every Instance.
   impl->scheduler->set_on_executor_lost([raw](const scheduler::ExecutorState& state) {
     api::ExecutorService* executor_service =
@@ -395,6 +444,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   // Instance nodes of executors that do not come back after this start are dropped once the
   // executor timeout has passed.
   impl->executor_service->StartNodeSweep();
+  impl->broker_backend =
+      std::make_unique<PlatformBrokerBackend>(&impl->api, impl->submit_service.get());
+  impl->device_controller = std::make_unique<devices::DeviceController>(
+      clock, impl->broker_backend.get(), config.devices.controller);
+  impl->observed_device_controller.store(impl->device_controller.get(), std::memory_order_release);
+  impl->device_controller->Start();
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));
@@ -416,6 +471,7 @@ pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
   return impl_->pipeline_engine.get();
 }
 api::RunService* Platform::run_service() { return impl_->run_service.get(); }
+devices::DeviceController* Platform::device_controller() { return impl_->device_controller.get(); }
 executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
 
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
@@ -428,11 +484,14 @@ void Platform::Shutdown() {
   // No new pipeline steps, then runs (their last events still reach the log), then the
   // executor API and scheduler.
   impl_->recurring_runs->Stop();
+  impl_->observed_device_controller.store(nullptr, std::memory_order_release);
+  impl_->device_controller->Stop();
   impl_->pipeline_engine->Stop();
   impl_->observed_engine.store(nullptr, std::memory_order_release);
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
   impl_->observed_executor_service.store(nullptr, std::memory_order_release);
   impl_->executor_service->Shutdown();
+  impl_->observed_scheduler.store(nullptr, std::memory_order_release);
   impl_->scheduler->Stop();
   impl_->event_service->StopWatches();
   if (impl_->rest_server) impl_->rest_server->Shutdown();

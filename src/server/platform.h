@@ -77,6 +77,7 @@ class Platform {
   store::Store* store();
   pipelines::engine::PipelineEngine* pipeline_engine();
   api::RunService* run_service();
+  devices::DeviceController* device_controller();
   api::ExecutorService* executor_service();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);

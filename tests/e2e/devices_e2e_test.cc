@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -25,6 +26,7 @@ namespace {
 
 using json = nlohmann::json;
 
+// Brokers print what they were given, then stay up.
 constexpr char kResources[] = R"(kind: Configuration
 metadata: {name: echo}
 spec:
@@ -33,6 +35,15 @@ spec:
     discoveryDetails: |
       descriptions: [foo0, foo1]
   capacity: 2
+  brokerSpec:
+    brokerPodSpec:
+      queue: devices
+      job:
+        task:
+          command: [sh, -c, 'echo "svc=$REGATTA_INSTANCE_SERVICE port=$REGATTA_PORT_STREAM device=$REGATTA_DEVICE_INSTANCES desc=$DEBUG_ECHO_DESCRIPTION"; exec sleep 600']
+          resources: {requests: {cpu: 10m, memory: 8Mi}}
+  instanceServiceSpec:
+    ports: [{name: stream, port: 8554}]
 ---
 kind: Configuration
 metadata: {name: cams}
@@ -42,6 +53,13 @@ spec:
     discoveryDetails: |
       descriptions: [cam0]
   capacity: 2
+  brokerSpec:
+    brokerPodSpec:
+      queue: devices
+      job:
+        task:
+          command: [sleep, "600"]
+          resources: {requests: {cpu: 10m, memory: 8Mi}}
 ---
 kind: Configuration
 metadata: {name: lonely}
@@ -161,6 +179,60 @@ class DevicesE2eTest : public UpFixture {
     return out;
   }
 
+  // "<instance's configuration>/<device id>@<node>" per RUNNING broker, sorted; the node is the
+  // one its run is on.
+  std::vector<std::string> RunningBrokers() {
+    RunResult r = Cli({"jobs", "list", "--label", "regatta.dev/broker=true", "--state", "RUNNING",
+                       "--all", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, false);
+    std::vector<std::string> out;
+    if (!doc.is_object() || !doc.contains("jobs")) return out;
+    std::map<std::string, std::string> device_of = InstanceDevices();
+    for (const json& job : doc["jobs"]) {
+      RunResult got = Cli({"jobs", "get", job.value("jobId", ""), "--spec", "-o", "json"});
+      json details = json::parse(got.out, nullptr, false);
+      if (!details.is_object()) continue;
+      const json& labels = details["job"]["labels"];
+      std::string node;
+      if (details.contains("runs") && !details["runs"].empty()) {
+        node = details["runs"].back().value("nodeId", "");
+      }
+      out.push_back(
+          absl::StrCat(device_of[labels.value("regatta.dev/broker-instance", "")], "@", node));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Instance name -> "<configuration>/<device id>".
+  std::map<std::string, std::string> InstanceDevices() {
+    RunResult r = Cli({"instances", "list", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    std::map<std::string, std::string> out;
+    if (!doc.is_object() || !doc.contains("instances")) return out;
+    for (const json& i : doc["instances"]) {
+      out[i.value("name", "")] =
+          absl::StrCat(i.value("configurationName", ""), "/", i.value("deviceId", ""));
+    }
+    return out;
+  }
+
+  bool WaitForBrokers(std::vector<std::string> expected,
+                      std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    std::sort(expected.begin(), expected.end());
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::string> seen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      seen = RunningBrokers();
+      if (seen == expected) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "running brokers are " << ::testing::PrintToString(seen) << ", expected "
+                  << ::testing::PrintToString(expected);
+    return false;
+  }
+
   std::string scratch_;
   std::map<std::string, NodeProcesses> nodes_;
 };
@@ -168,8 +240,16 @@ class DevicesE2eTest : public UpFixture {
 const std::vector<std::string> kEverything = {"cams/cam0@node-a,node-b", "echo/foo0@node-a",
                                               "echo/foo0@node-b", "echo/foo1@node-a",
                                               "echo/foo1@node-b"};
+// A broker per local Instance on its node, one per node for the shared camera.
+const std::vector<std::string> kEveryBroker = {"cams/cam0@node-a", "cams/cam0@node-b",
+                                               "echo/foo0@node-a", "echo/foo0@node-b",
+                                               "echo/foo1@node-a", "echo/foo1@node-b"};
+const std::vector<std::string> kNodeABrokers = {"cams/cam0@node-a", "echo/foo0@node-a",
+                                                "echo/foo1@node-a"};
 
-TEST_F(DevicesE2eTest, TwoNodesTheirInstancesAvailabilityDeletionAndExecutorLoss) {
+TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecutorLoss) {
+  RunResult queue = Cli({"queue", "create", "devices"});
+  ASSERT_EQ(queue.exit_code, 0) << queue.err;
   ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
   ASSERT_NO_FATAL_FAILURE(StartExecutor("node-b"));
   ASSERT_NO_FATAL_FAILURE(StartHandlers("node-a"));
@@ -198,21 +278,174 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesAvailabilityDeletionAndExecutorLoss
   EXPECT_THAT(lonely["node-b"], ::testing::HasSubstr("no discovery handler named 'onvif'"));
   EXPECT_EQ(Status("echo"), (std::map<std::string, std::string>{{"node-a", ""}, {"node-b", ""}}));
 
-  // OFFLINE on node-a: its Instances go and it leaves the shared one; back online: they return.
+  // Brokers run next to their devices and get the device and their service port.
+  ASSERT_TRUE(WaitForBrokers(kEveryBroker));
+  RunResult foo = Cli({"jobs", "list", "--label", "regatta.dev/broker-node=node-a", "--state",
+                       "RUNNING", "--all", "-o", "json"});
+  json node_a = json::parse(foo.out, nullptr, false);
+  ASSERT_TRUE(node_a.is_object()) << foo.out;
+  bool found_echo_output = false;
+  for (const json& job : node_a["jobs"]) {
+    for (int i = 0; i < 50 && !found_echo_output; ++i) {
+      RunResult logs = Cli({"logs", job.value("jobId", "")});
+      if (logs.out.find("svc=echo-") != std::string::npos) {
+        EXPECT_THAT(logs.out, ::testing::MatchesRegex(
+                                  "svc=echo-[0-9a-f]{6}-svc port=3[0-9]{4} device=echo-[0-9a-f]{6} "
+                                  "desc=foo[01]\\s*"));
+        found_echo_output = true;
+      } else if (logs.out.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      } else {
+        break;  // the shared camera's broker prints nothing
+      }
+    }
+  }
+  EXPECT_TRUE(found_echo_output);
+
+  // OFFLINE on node-a: its Instances go and it leaves the shared one, and their brokers on
+  // node-a stop; back online: they return.
   std::ofstream(nodes_["node-a"].availability_file) << "OFFLINE\n";
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
+  ASSERT_TRUE(WaitForBrokers({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
   std::filesystem::remove(nodes_["node-a"].availability_file);
   ASSERT_TRUE(WaitForInstances(kEverything));
+  ASSERT_TRUE(WaitForBrokers(kEveryBroker));
 
-  // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance.
+  // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance, and
+  // the brokers that ran there are gone too.
   nodes_["node-b"].executor->Kill(SIGKILL);
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-a", "echo/foo0@node-a", "echo/foo1@node-a"},
                                std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitForBrokers(kNodeABrokers));
 
-  // Deleting the Configurations removes everything.
+  // Deleting the Configurations removes everything, brokers included.
   RunResult deleted = Cli({"config", "delete", file});
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_EQ(Instances(), std::vector<std::string>());
+  ASSERT_TRUE(WaitForBrokers({}));
+}
+
+constexpr char kOneSlot[] = R"(kind: Configuration
+metadata: {name: one}
+spec:
+  discoveryHandler:
+    name: debugEcho
+    discoveryDetails: |
+      descriptions: [foo0]
+  capacity: 1
+)";
+
+// Two jobs asking for any device of Configuration "one", each running `seconds`.
+std::string DeviceJobs(const std::string& client_id, const std::string& seconds) {
+  return absl::StrCat(R"(queue: q
+jobSet: s
+jobs:
+  - clientId: )",
+                      client_id, R"(
+    count: 2
+    command: [sleep, ")",
+                      seconds, R"("]
+    resources: {requests: {cpu: 10m, memory: 8Mi, regatta.dev/one: 1}}
+)");
+}
+
+TEST_F(DevicesE2eTest, SlotContentionOneRunsTheOtherWaitsAndALostExecutorFreesTheSlot) {
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  ASSERT_NO_FATAL_FAILURE(StartHandlers("node-a"));
+  const std::string config = (dir_ / "scratch" / "one.yaml").string();
+  std::ofstream(config) << kOneSlot;
+  ASSERT_EQ(Cli({"config", "apply", config}).exit_code, 0);
+  ASSERT_TRUE(WaitForInstances({"one/foo0@node-a"}));
+
+  // Capacity 1, two jobs: never both running; the second starts after the first ended.
+  const std::string short_jobs = (dir_ / "scratch" / "short.yaml").string();
+  std::ofstream(short_jobs) << DeviceJobs("short", "1");
+  RunResult submitted = Cli({"submit", short_jobs, "-o", "json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto states = [&](const std::string& client_prefix) {
+    std::map<std::string, std::string> out;  // job id -> state
+    RunResult r = Cli({"jobs", "list", "--queue", "q", "--all", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    if (!doc.is_object() || !doc.contains("jobs")) return out;
+    for (const json& job : doc["jobs"]) {
+      if (job.value("clientId", "").rfind(client_prefix, 0) == 0) {
+        out[job.value("jobId", "")] = job.value("state", "");
+      }
+    }
+    return out;
+  };
+  int succeeded = 0;
+  for (int i = 0; i < 300 && succeeded < 2; ++i) {
+    int running = 0;
+    succeeded = 0;
+    for (const auto& [id, state] : states("short")) {
+      running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+      succeeded += state == "JOB_STATE_SUCCEEDED" ? 1 : 0;
+    }
+    ASSERT_LE(running, 1) << "both jobs hold the one slot";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(succeeded, 2);
+  std::vector<std::pair<absl::Time, absl::Time>> spans;  // (started, finished)
+  for (const auto& [id, state] : states("short")) {
+    json details = json::parse(Cli({"jobs", "get", id, "-o", "json"}).out, nullptr, false);
+    ASSERT_TRUE(details.is_object());
+    const json& run = details["runs"].back();
+    absl::Time started, finished;
+    std::string error;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, run.value("startedTime", ""), &started, &error))
+        << error << run.dump();
+    ASSERT_TRUE(
+        absl::ParseTime(absl::RFC3339_full, run.value("finishedTime", ""), &finished, &error))
+        << error << run.dump();
+    spans.emplace_back(started, finished);
+  }
+  std::sort(spans.begin(), spans.end());
+  EXPECT_GE(spans[1].first, spans[0].second) << "the second started before the first ended";
+
+  // A long job holds the slot and another waits; the executor dies: its node is lost, the
+  // slot is freed, and once the node is back the slot serves one of them again.
+  const std::string long_jobs = (dir_ / "scratch" / "long.yaml").string();
+  std::ofstream(long_jobs) << DeviceJobs("long", "600");
+  ASSERT_EQ(Cli({"submit", long_jobs}).exit_code, 0);
+  std::string holder;
+  for (int i = 0; i < 200 && holder.empty(); ++i) {
+    for (const auto& [id, state] : states("long")) {
+      if (state == "JOB_STATE_RUNNING") holder = id;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(holder.empty());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  int running = 0;
+  for (const auto& [id, state] : states("long")) running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+  EXPECT_EQ(running, 1);
+
+  nodes_["node-a"].executor->Kill(SIGKILL);
+  ASSERT_TRUE(WaitForInstances({}, std::chrono::seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  ASSERT_TRUE(WaitForInstances({"one/foo0@node-a"}));
+  // One job runs on the slot again: the dead run's claim did not outlive it.
+  std::string usage_holder;
+  for (int i = 0; i < 300; ++i) {
+    RunResult r = Cli({"instances", "list", "-o", "json"});
+    json doc = json::parse(r.out, nullptr, false);
+    usage_holder.clear();
+    if (doc.is_object() && doc.contains("instances") && !doc["instances"].empty()) {
+      for (const auto& [slot, run] : doc["instances"][0]["deviceUsage"].items()) {
+        usage_holder = run.get<std::string>();
+      }
+    }
+    running = 0;
+    for (const auto& [id, state] : states("long")) {
+      running += state == "JOB_STATE_RUNNING" ? 1 : 0;
+    }
+    if (!usage_holder.empty() && running == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(running, 1);
+  EXPECT_FALSE(usage_holder.empty());
 }
 
 }  // namespace

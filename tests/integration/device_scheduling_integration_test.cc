@@ -1,5 +1,6 @@
 // Devices as schedulable resources against the in-process platform (`regatta server` mode): the
 // test publishes a Configuration and the Instances an agent would, and plays the executor.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ using ::testing::UnorderedElementsAre;
 class DeviceSchedulingTest : public PlatformTest {
  protected:
   void SetUp() override {
-    extra_overrides_ = {"scheduling.executorTimeout=2s"};
+    extra_overrides_.push_back("scheduling.executorTimeout=2s");
     PlatformTest::SetUp();
     executor_ = regatta::v1::ExecutorService::NewStub(channel_);
     ASSERT_TRUE(CreateQueue("q").ok());
@@ -36,15 +37,22 @@ class DeviceSchedulingTest : public PlatformTest {
     SyncViews();
   }
 
-  // Configuration "cam" of capacity `capacity` and one local camera seen by node-1.
-  std::string AddCamera(int capacity) {
+  static regatta::v1::Configuration Camera(int capacity) {
+    regatta::v1::Configuration config;
+    config.set_name("cam");
+    config.mutable_discovery_handler()->set_name("debugEcho");
+    config.set_capacity(capacity);
+    (*config.mutable_broker_properties())["STREAM"] = "rtsp";
+    return config;
+  }
+
+  // Configuration "cam" of capacity `capacity` (or `config`) and one local camera seen by
+  // node-1.
+  std::string AddCamera(int capacity, std::optional<regatta::v1::Configuration> config_or = {}) {
     regatta::v1::Event applied;
     regatta::v1::Configuration* config =
         applied.mutable_configuration_applied()->mutable_configuration();
-    config->set_name("cam");
-    config->mutable_discovery_handler()->set_name("debugEcho");
-    config->set_capacity(capacity);
-    (*config->mutable_broker_properties())["STREAM"] = "rtsp";
+    *config = config_or.has_value() ? *config_or : Camera(capacity);
     regatta::v1::Event seen;
     seen.mutable_instance_node_seen()->set_node("node-1");
     regatta::v1::Instance* instance = seen.mutable_instance_node_seen()->mutable_instance();
@@ -212,6 +220,124 @@ TEST_F(DeviceSchedulingTest, ALostExecutorReleasesItsSlots) {
     if (!freed) absl::SleepFor(absl::Milliseconds(50));
   }
   EXPECT_TRUE(freed);
+}
+
+// The device controller: brokers as jobs (Akri's brokerPodSpec / brokerJobSpec).
+class BrokerControllerTest : public DeviceSchedulingTest {
+ protected:
+  void SetUp() override {
+    extra_overrides_ = {"devices.brokers.restartDelay=400ms", "devices.brokers.firstPort=31000"};
+    DeviceSchedulingTest::SetUp();
+  }
+
+  static regatta::v1::Configuration WithBroker(bool long_running) {
+    regatta::v1::Configuration config = Camera(/*capacity=*/2);
+    regatta::v1::BrokerTemplate* tmpl =
+        long_running ? config.mutable_broker_spec()->mutable_broker_pod_spec()
+                     : config.mutable_broker_spec()->mutable_broker_job_spec();
+    tmpl->set_queue("q");
+    tmpl->mutable_job()->mutable_task()->add_command("./broker");
+    (*tmpl->mutable_job()->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "100m";
+    regatta::v1::ServicePort* port = config.mutable_instance_service_spec()->add_ports();
+    port->set_name("stream");
+    port->set_port(8554);
+    return config;
+  }
+
+  // The broker jobs in `states` (empty: any), oldest first, once there are `want` of them.
+  std::vector<regatta::v1::JobSummary> Brokers(size_t want,
+                                               std::vector<regatta::v1::JobState> states = {}) {
+    std::vector<regatta::v1::JobSummary> found;
+    for (int i = 0; i < 100; ++i) {
+      SyncViews();
+      store::JobFilter filter;
+      filter.labels = {{"regatta.dev/broker", "true"}};
+      filter.states = states;
+      absl::StatusOr<std::vector<regatta::v1::JobSummary>> jobs =
+          platform_->store()->ListJobs(filter);
+      EXPECT_TRUE(jobs.ok()) << jobs.status();
+      if (jobs.ok()) found = *jobs;
+      if (found.size() == want) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return found;
+  }
+
+  static constexpr std::initializer_list<regatta::v1::JobState> kActive = {
+      regatta::v1::JOB_STATE_QUEUED, regatta::v1::JOB_STATE_LEASED, regatta::v1::JOB_STATE_RUNNING};
+};
+
+TEST_F(BrokerControllerTest, ABrokerRunsNextToItsDeviceAndGoesWithIt) {
+  const std::string camera = AddCamera(2, WithBroker(/*long_running=*/true));
+  std::vector<regatta::v1::JobSummary> brokers = Brokers(1);
+  ASSERT_EQ(brokers.size(), 1u);
+  EXPECT_EQ(brokers[0].queue(), "q");
+  EXPECT_EQ(brokers[0].job_set(), "broker-cam");
+  EXPECT_EQ(brokers[0].client_id(), absl::StrCat("broker-", camera, "-node-1-0"));
+
+  // Leased to the Instance's node with a slot of the device, its service name and a port.
+  std::vector<regatta::v1::JobRunLease> leases = Leases(1);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job().id(), brokers[0].job_id());
+  ASSERT_EQ(leases[0].devices_size(), 1);
+  EXPECT_EQ(leases[0].devices(0).instance_name(), camera);
+  EXPECT_THAT(leases[0].job().task().node_selector(),
+              ElementsAre(Pair("kubernetes.io/hostname", "node-1")));
+  EXPECT_THAT(leases[0].job().task().env(),
+              UnorderedElementsAre(Pair("REGATTA_INSTANCE_SERVICE", camera + "-svc"),
+                                   Pair("REGATTA_PORT_STREAM", "31000")));
+  EXPECT_EQ(leases[0].job().annotations().at("regatta.dev/broker-port-stream"), "31000");
+
+  // The node no longer sees the device: the Instance goes, and its broker is cancelled.
+  regatta::v1::Event lost;
+  lost.mutable_instance_node_lost()->set_node("node-1");
+  lost.mutable_instance_node_lost()->set_instance_name(camera);
+  Publish({lost});
+  EXPECT_THAT(Brokers(0, kActive), ::testing::IsEmpty());
+}
+
+TEST_F(BrokerControllerTest, AnExitedBrokerIsRestartedAfterItsBackOff) {
+  const std::string camera = AddCamera(2, WithBroker(/*long_running=*/true));
+  std::vector<regatta::v1::JobRunLease> first = Leases(1);
+  ASSERT_EQ(first.size(), 1u);
+  const absl::Time ended = absl::Now();
+  ReportSucceeded(first[0]);
+  // It ran for less than resetAfter: the next attempt waits restartDelay (400 ms).
+  std::vector<regatta::v1::JobRunLease> second = Leases(1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_GE(absl::Now() - ended, absl::Milliseconds(400));
+  EXPECT_EQ(second[0].job().client_id(), absl::StrCat("broker-", camera, "-node-1-1"));
+  EXPECT_EQ(second[0].job().labels().at("regatta.dev/broker-attempt"), "1");
+}
+
+TEST_F(BrokerControllerTest, AJobBrokerRunsOnceAndDeletingTheConfigurationCancelsBrokers) {
+  const std::string camera = AddCamera(2, WithBroker(/*long_running=*/false));
+  std::vector<regatta::v1::JobRunLease> leases = Leases(1);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_THAT(leases[0].job().task().node_selector(), ::testing::IsEmpty());
+  ReportSucceeded(leases[0]);
+  absl::SleepFor(absl::Seconds(1));  // more than the restart delay: nothing comes
+  EXPECT_EQ(Brokers(1).size(), 1u);
+  EXPECT_THAT(Brokers(0, kActive), ::testing::IsEmpty());
+
+  // A long-running broker, then the Configuration goes: the broker is cancelled.
+  regatta::v1::Configuration config = WithBroker(/*long_running=*/true);
+  config.set_name("cam2");
+  regatta::v1::Event applied;
+  *applied.mutable_configuration_applied()->mutable_configuration() = config;
+  regatta::v1::Event seen;
+  seen.mutable_instance_node_seen()->set_node("node-1");
+  regatta::v1::Instance* instance = seen.mutable_instance_node_seen()->mutable_instance();
+  instance->set_name(devices::InstanceName("cam2", "cam-9", "node-1", /*shared=*/false));
+  instance->set_configuration_name("cam2");
+  instance->set_device_id("cam-9");
+  instance->set_capacity(1);
+  Publish({applied, seen});
+  ASSERT_EQ(Brokers(1, kActive).size(), 1u);
+  regatta::v1::Event deleted;
+  deleted.mutable_configuration_deleted()->set_name("cam2");
+  Publish({deleted});
+  EXPECT_THAT(Brokers(0, kActive), ::testing::IsEmpty());
 }
 
 }  // namespace

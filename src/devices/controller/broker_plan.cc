@@ -6,13 +6,13 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "src/common/resources.h"
 
 namespace regatta::devices {
 namespace {
-
-using Key = std::pair<std::string, std::string>;  // instance, node ("" for a job broker)
 
 // How long a long-running broker that ended waits before its next attempt: the back-off doubles
 // for every attempt in a row that ran less than `reset_after`.
@@ -30,14 +30,71 @@ absl::Duration RestartDelay(std::vector<const BrokerJob*> ended, const BrokerPla
   return std::min(delay, options.max_restart_delay);
 }
 
+const regatta::v1::BrokerTemplate* TemplateOf(const regatta::v1::Configuration& config) {
+  const regatta::v1::BrokerSpec& spec = config.broker_spec();
+  if (spec.has_broker_pod_spec()) return &spec.broker_pod_spec();
+  if (spec.has_broker_job_spec()) return &spec.broker_job_spec();
+  return nullptr;
+}
+
+// The nodes an Instance's brokers run on ("" : any node, a job broker).
+std::vector<std::string> BrokerNodes(const regatta::v1::Configuration& config,
+                                     const regatta::v1::Instance& instance) {
+  if (instance.nodes().empty()) return {};
+  if (config.broker_spec().has_broker_job_spec()) return {""};
+  if (!config.broker_spec().has_broker_pod_spec()) return {};
+  if (instance.shared()) return {instance.nodes().begin(), instance.nodes().end()};
+  return {instance.nodes(0)};
+}
+
+// Port name -> the port a broker must use (0: one from the range), over both service specs.
+std::map<std::string, int> ServicePorts(const regatta::v1::Configuration& config) {
+  std::map<std::string, int> ports;
+  for (const regatta::v1::ServiceSpec* spec :
+       {&config.instance_service_spec(), &config.configuration_service_spec()}) {
+    for (const regatta::v1::ServicePort& port : spec->ports()) {
+      int& fixed = ports[port.name()];
+      if (fixed == 0) fixed = port.target_port();
+    }
+  }
+  return ports;
+}
+
+// Hands out ports of the options' range that no active broker holds.
+class PortAllocator {
+ public:
+  PortAllocator(const std::vector<BrokerJob>& brokers, const BrokerPlanOptions& options)
+      : next_(options.first_port), last_(options.last_port) {
+    for (const BrokerJob& job : brokers) {
+      if (!job.active) continue;
+      for (const auto& [name, port] : job.ports) used_.insert(port);
+    }
+  }
+
+  // 0 when the range is used up.
+  int Allocate() {
+    for (; next_ <= last_; ++next_) {
+      if (used_.insert(next_).second) return next_++;
+    }
+    return 0;
+  }
+
+ private:
+  int next_;
+  int last_;
+  std::set<int> used_;
+};
+
 regatta::v1::JobSubmitRequestItem BrokerItem(const regatta::v1::BrokerTemplate& tmpl,
                                              const regatta::v1::Configuration& configuration,
                                              const regatta::v1::Instance& instance,
-                                             const std::string& node, int attempt) {
+                                             const std::string& node, int attempt,
+                                             const std::map<std::string, int>& ports) {
   regatta::v1::JobSubmitRequestItem item = tmpl.job();
   item.set_client_id(
       absl::StrCat("broker-", instance.name(), "-", node.empty() ? "job" : node, "-", attempt));
   auto& labels = *item.mutable_labels();
+  labels[kBrokerLabel] = "true";
   labels[kBrokerConfigurationLabel] = configuration.name();
   labels[kBrokerInstanceLabel] = instance.name();
   labels[kBrokerNodeLabel] = node;
@@ -51,6 +108,18 @@ regatta::v1::JobSubmitRequestItem BrokerItem(const regatta::v1::BrokerTemplate& 
           ->mutable_limits())[absl::StrCat(kDeviceResourcePrefix, instance.name())] = "1";
   }
   if (!node.empty()) (*task.mutable_node_selector())[kNodeHostnameLabel] = node;
+  auto& env = *task.mutable_env();
+  if (configuration.has_instance_service_spec()) {
+    env["REGATTA_INSTANCE_SERVICE"] = InstanceServiceName(instance.name());
+  }
+  if (configuration.has_configuration_service_spec()) {
+    env["REGATTA_CONFIGURATION_SERVICE"] = ConfigurationServiceName(configuration.name());
+  }
+  for (const auto& [name, port] : ports) {
+    env[BrokerPortVariable(name)] = absl::StrCat(port);
+    (*item.mutable_annotations())[absl::StrCat(kBrokerPortAnnotationPrefix, name)] =
+        absl::StrCat(port);
+  }
   return item;
 }
 
@@ -60,73 +129,111 @@ std::string DefaultBrokerJobSet(absl::string_view configuration) {
   return absl::StrCat("broker-", configuration);
 }
 
+std::string InstanceServiceName(absl::string_view instance) {
+  return absl::StrCat(instance, "-svc");
+}
+
+std::string ConfigurationServiceName(absl::string_view configuration) {
+  return absl::StrCat(configuration, "-svc");
+}
+
+std::string BrokerPortVariable(absl::string_view port_name) {
+  std::string name = absl::StrCat("REGATTA_PORT_", port_name);
+  for (char& c : name) c = absl::ascii_isalnum(c) ? absl::ascii_toupper(c) : '_';
+  return name;
+}
+
+std::vector<BrokerKey> DesiredBrokers(const std::vector<regatta::v1::Configuration>& configurations,
+                                      const std::vector<regatta::v1::Instance>& instances) {
+  absl::flat_hash_map<std::string, const regatta::v1::Configuration*> by_name;
+  for (const regatta::v1::Configuration& c : configurations) by_name[c.name()] = &c;
+  std::vector<BrokerKey> keys;
+  for (const regatta::v1::Instance& instance : instances) {
+    auto config = by_name.find(instance.configuration_name());
+    if (config == by_name.end()) continue;
+    for (std::string& node : BrokerNodes(*config->second, instance)) {
+      keys.push_back({instance.name(), std::move(node)});
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 BrokerPlan PlanBrokers(const std::vector<regatta::v1::Configuration>& configurations,
                        const std::vector<regatta::v1::Instance>& instances,
                        const std::vector<BrokerJob>& brokers, absl::Time now,
                        const BrokerPlanOptions& options) {
-  absl::flat_hash_map<std::string, const regatta::v1::Configuration*> by_name;
-  for (const regatta::v1::Configuration& c : configurations) by_name[c.name()] = &c;
-  std::map<Key, std::vector<const BrokerJob*>> existing;
+  absl::flat_hash_map<std::string, const regatta::v1::Configuration*> config_of;
+  for (const regatta::v1::Configuration& c : configurations) config_of[c.name()] = &c;
+  absl::flat_hash_map<std::string, const regatta::v1::Instance*> instance_of;
+  for (const regatta::v1::Instance& instance : instances) instance_of[instance.name()] = &instance;
+  std::map<BrokerKey, std::vector<const BrokerJob*>> existing;
   for (const BrokerJob& job : brokers) existing[{job.instance, job.node}].push_back(&job);
-  std::vector<const regatta::v1::Instance*> ordered;
-  for (const regatta::v1::Instance& instance : instances) ordered.push_back(&instance);
-  std::sort(ordered.begin(), ordered.end(),
-            [](const auto* a, const auto* b) { return a->name() < b->name(); });
+  PortAllocator ports(brokers, options);
 
   BrokerPlan plan;
-  std::set<Key> desired;
   std::map<std::pair<std::string, std::string>, size_t> request_of;  // (queue, job set)
-  for (const regatta::v1::Instance* instance : ordered) {
-    auto config = by_name.find(instance->configuration_name());
-    if (config == by_name.end() || instance->nodes().empty()) continue;
-    const regatta::v1::BrokerSpec& spec = config->second->broker_spec();
-    const bool long_running = spec.has_broker_pod_spec();
-    if (!long_running && !spec.has_broker_job_spec()) continue;
-    const regatta::v1::BrokerTemplate& tmpl =
-        long_running ? spec.broker_pod_spec() : spec.broker_job_spec();
-    std::vector<std::string> nodes;
-    if (!long_running) {
-      nodes.push_back("");
-    } else if (instance->shared()) {
-      nodes.assign(instance->nodes().begin(), instance->nodes().end());
-    } else {
-      nodes.push_back(instance->nodes(0));
+  const std::vector<BrokerKey> desired = DesiredBrokers(configurations, instances);
+  for (const BrokerKey& key : desired) {
+    const regatta::v1::Instance& instance = *instance_of.at(key.instance);
+    const regatta::v1::Configuration& config = *config_of.at(instance.configuration_name());
+    const regatta::v1::BrokerTemplate& tmpl = *TemplateOf(config);
+    const std::vector<const BrokerJob*>& jobs = existing[key];
+    if (std::any_of(jobs.begin(), jobs.end(), [](const BrokerJob* j) { return j->active; })) {
+      continue;
     }
-    for (const std::string& node : nodes) {
-      const Key key{instance->name(), node};
-      desired.insert(key);
-      const std::vector<const BrokerJob*>& jobs = existing[key];
-      if (std::any_of(jobs.begin(), jobs.end(), [](const BrokerJob* j) { return j->active; })) {
+    // Attempts count over the key's whole history (client ids stay unique); back-off and
+    // "a job broker runs once" only over this life of the Instance.
+    int attempt = 0;
+    const absl::Time born = instance.has_create_time()
+                                ? absl::FromUnixSeconds(instance.create_time().seconds()) +
+                                      absl::Nanoseconds(instance.create_time().nanos())
+                                : absl::InfinitePast();
+    std::vector<const BrokerJob*> this_life;
+    absl::Time last_ended = absl::InfinitePast();
+    for (const BrokerJob* job : jobs) {
+      attempt = std::max(attempt, job->attempt + 1);
+      if (job->submitted < born) continue;
+      this_life.push_back(job);
+      last_ended = std::max(last_ended, job->ended);
+    }
+    if (!this_life.empty()) {
+      if (key.node.empty()) continue;  // a job broker runs once per Instance
+      const absl::Time ready = last_ended + RestartDelay(this_life, options);
+      if (now < ready) {
+        plan.next_plan = plan.next_plan ? std::min(*plan.next_plan, ready) : ready;
         continue;
       }
-      int attempt = 0;
-      absl::Time last_ended = absl::InfinitePast();
-      for (const BrokerJob* job : jobs) {
-        attempt = std::max(attempt, job->attempt + 1);
-        last_ended = std::max(last_ended, job->ended);
-      }
-      if (!jobs.empty()) {
-        if (!long_running) continue;  // a job broker runs once per Instance
-        const absl::Time ready = last_ended + RestartDelay(jobs, options);
-        if (now < ready) {
-          plan.next_plan = plan.next_plan ? std::min(*plan.next_plan, ready) : ready;
-          continue;
-        }
-      }
-      const std::string job_set =
-          tmpl.job_set().empty() ? DefaultBrokerJobSet(config->second->name()) : tmpl.job_set();
-      auto [it, inserted] = request_of.try_emplace({tmpl.queue(), job_set}, plan.submits.size());
-      if (inserted) {
-        regatta::v1::SubmitJobsRequest& request = plan.submits.emplace_back();
-        request.set_queue(tmpl.queue());
-        request.set_job_set(job_set);
-      }
-      *plan.submits[it->second].add_items() =
-          BrokerItem(tmpl, *config->second, *instance, node, attempt);
     }
+    std::map<std::string, int> broker_ports = ServicePorts(config);
+    bool ports_ok = true;
+    for (auto& [name, port] : broker_ports) {
+      if (port == 0) port = ports.Allocate();
+      if (port == 0) {
+        plan.errors.push_back(
+            absl::StrCat("broker of Instance '", instance.name(), "'",
+                         key.node.empty() ? "" : absl::StrCat(" on node '", key.node, "'"),
+                         ": no free port left in ", options.first_port, "..", options.last_port,
+                         " for port '", name, "'"));
+        ports_ok = false;
+        break;
+      }
+    }
+    if (!ports_ok) continue;
+    const std::string job_set =
+        tmpl.job_set().empty() ? DefaultBrokerJobSet(config.name()) : tmpl.job_set();
+    auto [it, inserted] = request_of.try_emplace({tmpl.queue(), job_set}, plan.submits.size());
+    if (inserted) {
+      regatta::v1::SubmitJobsRequest& request = plan.submits.emplace_back();
+      request.set_queue(tmpl.queue());
+      request.set_job_set(job_set);
+    }
+    *plan.submits[it->second].add_items() =
+        BrokerItem(tmpl, config, instance, key.node, attempt, broker_ports);
   }
+  const std::set<BrokerKey> wanted(desired.begin(), desired.end());
   for (const auto& [key, jobs] : existing) {
-    if (desired.contains(key)) continue;
+    if (wanted.contains(key)) continue;
     for (const BrokerJob* job : jobs) {
       if (job->active) plan.cancels.push_back(job->job_id);
     }

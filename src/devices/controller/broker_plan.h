@@ -16,11 +16,14 @@
 // A long-running broker that ended is restarted (a new attempt) after a back-off that doubles
 // from `restart_delay` up to `max_restart_delay` for brokers that ran less than
 // `reset_after`, like a pod under a controller in CrashLoopBackOff. A job broker that ended is
-// not run again (its own retry policy retries it). Brokers no longer desired (the Instance or
-// the node went, the Configuration was deleted or lost its broker spec) are cancelled.
+// not run again (its own retry policy retries it) while its Instance lives. Brokers no longer
+// desired (the Instance or the node went, the Configuration was deleted or lost its broker spec)
+// are cancelled.
 
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -34,7 +37,17 @@ inline constexpr char kBrokerConfigurationLabel[] = "regatta.dev/broker-configur
 inline constexpr char kBrokerInstanceLabel[] = "regatta.dev/broker-instance";
 inline constexpr char kBrokerNodeLabel[] = "regatta.dev/broker-node";  // "" for a job broker
 inline constexpr char kBrokerAttemptLabel[] = "regatta.dev/broker-attempt";
+// Every broker has it ("true"): the controller finds all brokers with one label filter.
+inline constexpr char kBrokerLabel[] = "regatta.dev/broker";
 inline constexpr char kNodeHostnameLabel[] = "kubernetes.io/hostname";
+// Annotation "regatta.dev/broker-port-<port name>" = the broker's port (decimal) for that name
+// of the Configuration's service specs.
+inline constexpr char kBrokerPortAnnotationPrefix[] = "regatta.dev/broker-port-";
+// Service names (Akri's): "<instance>-svc" and "<configuration>-svc".
+std::string InstanceServiceName(absl::string_view instance);
+std::string ConfigurationServiceName(absl::string_view configuration);
+// The environment variable a broker finds its port of `port_name` in: REGATTA_PORT_<NAME>.
+std::string BrokerPortVariable(absl::string_view port_name);
 
 // A broker job that exists (from the job views, by its labels).
 struct BrokerJob {
@@ -47,12 +60,34 @@ struct BrokerJob {
   // For an ended broker: when it started running (unset: never) and when it ended.
   std::optional<absl::Time> started;
   absl::Time ended;
+  // When it was submitted: brokers from before their Instance's create time (an earlier life of
+  // the Instance) count for attempt numbers only.
+  absl::Time submitted = absl::InfinitePast();
+  // Its ports (port name -> port), from its annotations.
+  std::map<std::string, int> ports;
+};
+
+// One broker the Configurations and Instances ask for: (instance, node), node "" for a job
+// broker.
+struct BrokerKey {
+  std::string instance;
+  std::string node;
+  friend bool operator<(const BrokerKey& a, const BrokerKey& b) {
+    return std::tie(a.instance, a.node) < std::tie(b.instance, b.node);
+  }
+  friend bool operator==(const BrokerKey& a, const BrokerKey& b) {
+    return a.instance == b.instance && a.node == b.node;
+  }
 };
 
 struct BrokerPlanOptions {
   absl::Duration restart_delay = absl::Seconds(10);
   absl::Duration max_restart_delay = absl::Minutes(5);
   absl::Duration reset_after = absl::Minutes(10);
+  // Ports brokers get for service ports without a target port (like Kubernetes' NodePorts):
+  // unique among active brokers, so brokers of one machine never share one.
+  int first_port = 30000;
+  int last_port = 32767;
 };
 
 struct BrokerPlan {
@@ -62,7 +97,13 @@ struct BrokerPlan {
   std::vector<std::string> cancels;
   // The earliest time a back-off ends (plan again then); unset: nothing waits.
   std::optional<absl::Time> next_plan;
+  // Brokers that could not be planned (no free port), in plain words.
+  std::vector<std::string> errors;
 };
+
+// The brokers the Configurations and Instances ask for, in key order.
+std::vector<BrokerKey> DesiredBrokers(const std::vector<regatta::v1::Configuration>& configurations,
+                                      const std::vector<regatta::v1::Instance>& instances);
 
 // The job set of a Configuration's brokers when its template names none.
 std::string DefaultBrokerJobSet(absl::string_view configuration);

@@ -17,10 +17,6 @@ namespace {
 
 namespace pb = regatta::v1;
 
-// The controller records each broker's port under this prefix + the ServicePort name.
-// TODO(merge): use kBrokerPortAnnotationPrefix from broker_plan.h once the controller has it.
-constexpr char kPortAnnotationPrefix[] = "regatta.dev/broker-port-";
-
 // A broker that can be listed, with its ports by name.
 struct ReadableBroker {
   const ServiceBroker* job = nullptr;
@@ -36,13 +32,13 @@ const std::string* Label(const ServiceBroker& broker, const char* key) {
 absl::StatusOr<std::map<std::string, int>> PortsOf(const ServiceBroker& broker) {
   std::map<std::string, int> ports;
   for (const auto& [key, value] : broker.annotations) {
-    if (!absl::StartsWith(key, kPortAnnotationPrefix)) continue;
+    if (!absl::StartsWith(key, kBrokerPortAnnotationPrefix)) continue;
     int port = 0;
     if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) {
       return absl::InvalidArgumentError(
           absl::StrCat("annotation ", key, ": '", value, "' is not a port (1..65535)"));
     }
-    ports[key.substr(sizeof(kPortAnnotationPrefix) - 1)] = port;
+    ports[key.substr(sizeof(kBrokerPortAnnotationPrefix) - 1)] = port;
   }
   return ports;
 }
@@ -96,14 +92,6 @@ ServiceBroker ServiceBrokerFromDetails(const pb::JobDetails& details) {
     broker.executor_id = run.executor_id();
   }
   return broker;
-}
-
-std::string InstanceServiceName(absl::string_view instance) {
-  return absl::StrCat(instance, kServiceNameSuffix);
-}
-
-std::string ConfigurationServiceName(absl::string_view configuration) {
-  return absl::StrCat(configuration, kServiceNameSuffix);
 }
 
 std::string EndpointAddress(absl::string_view executor_logs_address, absl::string_view node) {

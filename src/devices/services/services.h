@@ -43,10 +43,9 @@ struct ServiceBroker {
 // state and the latest run.
 ServiceBroker ServiceBrokerFromDetails(const regatta::v1::JobDetails& details);
 
-// Service names are the Instance's or Configuration's name with this suffix.
+// What InstanceServiceName and ConfigurationServiceName (broker_plan.h) append to the
+// Instance's or Configuration's name.
 inline constexpr absl::string_view kServiceNameSuffix = "-svc";
-std::string InstanceServiceName(absl::string_view instance);
-std::string ConfigurationServiceName(absl::string_view configuration);
 
 // The host other machines reach a node at: the host part of its executor's logs address
 // ("host:port", "[v6]:port"), or `node` when that is empty or a wildcard ("0.0.0.0", "::"):

@@ -142,5 +142,70 @@ TEST(BrokerPlanTest, InstancesWithoutNodesOrConfigurationGetNoBrokers) {
   EXPECT_THAT(plan.submits, IsEmpty());
 }
 
+TEST(BrokerPlanTest, AnInstanceThatCameBackStartsAFreshLifeWithNewAttemptNumbers) {
+  regatta::v1::Configuration config = Config("cam", false);
+  regatta::v1::Instance instance = Instance("cam-aaaaaa", "cam", true, {"n1"});
+  instance.mutable_create_time()->set_seconds(absl::ToUnixSeconds(kNow - absl::Minutes(1)));
+  // The job broker ran in the Instance's earlier life (submitted before it was created again).
+  BrokerJob earlier = Ended("j0", "cam-aaaaaa", "", 0, absl::Seconds(1), absl::Minutes(5));
+  earlier.submitted = kNow - absl::Minutes(10);
+  BrokerPlan plan = PlanBrokers({config}, {instance}, {earlier}, kNow);
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-job-1"));
+  // A crash-looping long-running broker of the earlier life does not delay the new one.
+  std::vector<BrokerJob> crashed = {
+      Ended("a0", "cam-aaaaaa", "n1", 0, absl::Seconds(1), absl::Minutes(3)),
+      Ended("a1", "cam-aaaaaa", "n1", 1, absl::Seconds(1), absl::Minutes(2))};
+  for (BrokerJob& job : crashed) job.submitted = kNow - absl::Minutes(4);
+  plan = PlanBrokers({Config("cam", true)}, {instance}, crashed, kNow);
+  EXPECT_THAT(ClientIds(plan), ElementsAre("broker-cam-aaaaaa-n1-2"));
+  EXPECT_FALSE(plan.next_plan.has_value());
+}
+
+TEST(BrokerPlanTest, BrokersGetServiceNamesAndPortsNoActiveBrokerHolds) {
+  regatta::v1::Configuration config = Config("cam", true);
+  regatta::v1::ServicePort* http = config.mutable_instance_service_spec()->add_ports();
+  http->set_name("http");
+  http->set_port(80);
+  regatta::v1::ServicePort* rtsp = config.mutable_configuration_service_spec()->add_ports();
+  rtsp->set_name("rtsp");
+  rtsp->set_port(554);
+  rtsp->set_target_port(8554);  // fixed: every broker listens there
+  BrokerJob holder{"held", "cam", "cam-cccccc", "n1", 0, true, kNow, kNow};
+  holder.ports = {{"http", 30000}, {"rtsp", 8554}};
+  BrokerPlanOptions options;
+  options.last_port = 30002;
+  BrokerPlan plan = PlanBrokers(
+      {config},
+      {Instance("cam-aaaaaa", "cam", true, {"n1", "n2"}),
+       Instance("cam-bbbbbb", "cam", false, {"n1"}), Instance("cam-cccccc", "cam", false, {"n1"})},
+      {holder}, kNow, options);
+  ASSERT_EQ(plan.submits.size(), 1u);
+  ASSERT_EQ(plan.submits[0].items_size(), 2);
+  const regatta::v1::JobSubmitRequestItem& first = plan.submits[0].items(0);
+  EXPECT_THAT(first.task().env(),
+              testing::IsSupersetOf({Pair("REGATTA_INSTANCE_SERVICE", "cam-aaaaaa-svc"),
+                                     Pair("REGATTA_CONFIGURATION_SERVICE", "cam-svc"),
+                                     Pair("REGATTA_PORT_HTTP", "30001"),
+                                     Pair("REGATTA_PORT_RTSP", "8554")}));
+  EXPECT_THAT(first.annotations(),
+              testing::IsSupersetOf({Pair("regatta.dev/broker-port-http", "30001"),
+                                     Pair("regatta.dev/broker-port-rtsp", "8554")}));
+  EXPECT_EQ(first.labels().at(kBrokerLabel), "true");
+  EXPECT_EQ(plan.submits[0].items(1).task().env().at("REGATTA_PORT_HTTP"), "30002");
+  // The range is used up for the third: it waits, and the plan says why.
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_THAT(plan.errors[0], testing::HasSubstr("no free port left in 30000..30002"));
+  EXPECT_EQ(BrokerPortVariable("web-ui"), "REGATTA_PORT_WEB_UI");
+}
+
+TEST(BrokerPlanTest, DesiredBrokersFollowTheSpecKindAndTheNodes) {
+  std::vector<BrokerKey> keys = DesiredBrokers({Config("cam", true), Config("usb", false)},
+                                               {Instance("cam-aaaaaa", "cam", true, {"n1", "n2"}),
+                                                Instance("usb-bbbbbb", "usb", false, {"n2"}),
+                                                Instance("other-cccccc", "other", false, {"n1"})});
+  EXPECT_THAT(keys, ElementsAre(BrokerKey{"cam-aaaaaa", "n1"}, BrokerKey{"cam-aaaaaa", "n2"},
+                                BrokerKey{"usb-bbbbbb", ""}));
+}
+
 }  // namespace
 }  // namespace regatta::devices

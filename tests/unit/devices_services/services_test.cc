@@ -236,6 +236,11 @@ TEST(ComputeServicesTest, AddressFallsBackToTheNodeForWildcardOrUnknownExecutors
   EXPECT_EQ(address_of["node-gone"], "node-gone");
 }
 
+TEST(ServiceNamesTest, TheControllersNamesEndInTheSuffix) {
+  EXPECT_EQ(InstanceServiceName("cams-aaaaaa"), absl::StrCat("cams-aaaaaa", kServiceNameSuffix));
+  EXPECT_EQ(ConfigurationServiceName("cams"), absl::StrCat("cams", kServiceNameSuffix));
+}
+
 TEST(EndpointAddressTest, HostOfTheLogsAddressOrTheNode) {
   EXPECT_EQ(EndpointAddress("gpu-host.lan:7070", "n1"), "gpu-host.lan");
   EXPECT_EQ(EndpointAddress("127.0.0.1:7070", "n1"), "127.0.0.1");
