@@ -1,13 +1,21 @@
 #include "src/api/device_service.h"
 
+#include <algorithm>
+#include <iterator>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "src/api/pipeline_refs.h"
 #include "src/api/serve.h"
+#include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/devices/config/config.h"
+#include "src/devices/controller/broker_plan.h"
+#include "src/devices/services/services.h"
+#include "src/store/list_all.h"
 
 namespace regatta::api {
 
@@ -33,6 +41,60 @@ void CopyPage(store::Page<Row> page, Rows* rows, std::string* next_page_token) {
 absl::StatusOr<store::PageRequest> PageOf(int page_size, const std::string& page_token) {
   RETURN_IF_ERROR(CheckPageSize(page_size));
   return store::PageRequest{page_token, page_size};
+}
+
+// The value, nullopt for NOT_FOUND, or the error.
+template <typename T>
+absl::StatusOr<std::optional<T>> IfFound(absl::StatusOr<T> got) {
+  if (got.ok()) return std::optional<T>(*std::move(got));
+  if (got.status().code() == absl::StatusCode::kNotFound) return std::optional<T>();
+  return got.status();
+}
+
+// How many broker jobs one read of the job views asks for.
+constexpr int kBrokerReadBatch = 500;
+
+bool HasServiceSpec(const pb::Configuration& c) {
+  return c.has_instance_service_spec() || c.has_configuration_service_spec();
+}
+
+// The details of `ids` (with their specs, for the labels and annotations). A job whose stored
+// spec cannot be read is left out with a warning rather than failing the whole read.
+absl::StatusOr<std::vector<pb::JobDetails>> BrokerDetails(store::Store& store,
+                                                          const std::vector<std::string>& ids) {
+  absl::StatusOr<std::vector<pb::JobDetails>> all = store.GetJobDetails(ids, true);
+  if (all.ok() || all.status().code() != absl::StatusCode::kDataLoss) return all;
+  std::vector<pb::JobDetails> readable;
+  for (const std::string& id : ids) {
+    absl::StatusOr<std::vector<pb::JobDetails>> one = store.GetJobDetails({id}, true);
+    if (!one.ok()) {
+      if (one.status().code() != absl::StatusCode::kDataLoss) return one.status();
+      LOG_WARN("broker job left out of the services", "job", id, "error", one.status().message());
+      continue;
+    }
+    for (pb::JobDetails& d : *one) readable.push_back(std::move(d));
+  }
+  return readable;
+}
+
+// The non-terminal broker jobs of a Configuration (by the controller's label).
+absl::StatusOr<std::vector<devices::ServiceBroker>> ActiveBrokers(
+    store::Store& store, const std::string& configuration) {
+  store::JobFilter filter;
+  filter.labels.emplace_back(devices::kBrokerConfigurationLabel, configuration);
+  filter.states = {pb::JOB_STATE_SUBMITTED, pb::JOB_STATE_QUEUED, pb::JOB_STATE_LEASED,
+                   pb::JOB_STATE_PENDING, pb::JOB_STATE_RUNNING};
+  filter.limit = kBrokerReadBatch;
+  std::vector<devices::ServiceBroker> brokers;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<pb::JobSummary> page, store.ListJobs(filter));
+    std::vector<std::string> ids;
+    for (const pb::JobSummary& job : page) ids.push_back(job.job_id());
+    ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details, BrokerDetails(store, ids));
+    for (const pb::JobDetails& d : details) brokers.push_back(devices::ServiceBrokerFromDetails(d));
+    if (static_cast<int>(page.size()) < filter.limit) return brokers;
+    filter.after_job_id = page.back().job_id();
+  }
 }
 
 }  // namespace
@@ -86,6 +148,20 @@ grpc::Status DeviceService::ListInstances(grpc::ServerContext* call,
                                           pb::ListInstancesResponse* response) {
   return Serve(ctx_, call, response,
                [&](const auth::Principal&) { return ListInstancesCore(*request); });
+}
+
+grpc::Status DeviceService::GetService(grpc::ServerContext* call,
+                                       const pb::GetServiceRequest* request,
+                                       pb::Service* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return GetServiceCore(request->name()); });
+}
+
+grpc::Status DeviceService::ListServices(grpc::ServerContext* call,
+                                         const pb::ListServicesRequest* request,
+                                         pb::ListServicesResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal&) { return ListServicesCore(*request); });
 }
 
 grpc::Status DeviceService::ApplySecret(grpc::ServerContext* call,
@@ -216,6 +292,85 @@ absl::StatusOr<pb::ListInstancesResponse> DeviceService::ListInstancesCore(
   ASSIGN_OR_RETURN(store::Page<pb::Instance> rows, ctx_->store->ListInstances(filter));
   pb::ListInstancesResponse response;
   CopyPage(std::move(rows), response.mutable_instances(), response.mutable_next_page_token());
+  return response;
+}
+
+absl::StatusOr<std::vector<pb::Service>> DeviceService::ComputeServicesOf(
+    const std::vector<pb::Configuration>& configurations) {
+  std::vector<pb::Configuration> with_spec;
+  std::vector<pb::Instance> instances;
+  std::vector<devices::ServiceBroker> brokers;
+  for (const pb::Configuration& c : configurations) {
+    if (!HasServiceSpec(c)) continue;
+    with_spec.push_back(c);
+    store::InstanceFilter filter;
+    filter.configuration_name = c.name();
+    ASSIGN_OR_RETURN(std::vector<pb::Instance> own,
+                     store::ListAll<pb::Instance>([&](const store::PageRequest& page) {
+                       filter.page = page;
+                       return ctx_->store->ListInstances(filter);
+                     }));
+    std::move(own.begin(), own.end(), std::back_inserter(instances));
+    ASSIGN_OR_RETURN(std::vector<devices::ServiceBroker> active,
+                     ActiveBrokers(*ctx_->store, c.name()));
+    std::move(active.begin(), active.end(), std::back_inserter(brokers));
+  }
+  devices::ComputedServices computed =
+      devices::ComputeServices(with_spec, instances, brokers, ctx_->executor_logs_address);
+  for (const std::string& warning : computed.warnings) LOG_WARN("services", "warning", warning);
+  return std::move(computed.services);
+}
+
+absl::StatusOr<pb::Service> DeviceService::GetServiceCore(absl::string_view name) {
+  RETURN_IF_ERROR(RequireName(name));
+  const absl::Status not_found = absl::NotFoundError(absl::StrCat("service ", name, " not found"));
+  // "<x>-svc" is Configuration x's service or that of Instance x (of its Configuration).
+  absl::string_view base = name;
+  if (!absl::ConsumeSuffix(&base, devices::kServiceNameSuffix) || base.empty()) return not_found;
+  std::vector<pb::Configuration> configurations;
+  ASSIGN_OR_RETURN(std::optional<pb::Configuration> own,
+                   IfFound(ctx_->store->GetConfiguration(base)));
+  if (own.has_value()) configurations.push_back(*std::move(own));
+  ASSIGN_OR_RETURN(std::optional<pb::Instance> instance, IfFound(ctx_->store->GetInstance(base)));
+  if (instance.has_value() && instance->configuration_name() != base) {
+    ASSIGN_OR_RETURN(std::optional<pb::Configuration> of_instance,
+                     IfFound(ctx_->store->GetConfiguration(instance->configuration_name())));
+    if (of_instance.has_value()) configurations.push_back(*std::move(of_instance));
+  }
+  ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(configurations));
+  for (pb::Service& service : services) {
+    if (service.name() == name) return std::move(service);
+  }
+  return not_found;
+}
+
+absl::StatusOr<pb::ListServicesResponse> DeviceService::ListServicesCore(
+    const pb::ListServicesRequest& request) {
+  RETURN_IF_ERROR(CheckPageSize(request.page_size()));
+  const int page_size = request.page_size() == 0 ? 100 : request.page_size();
+  std::vector<pb::Configuration> configurations;
+  if (!request.configuration_name().empty()) {
+    ASSIGN_OR_RETURN(std::optional<pb::Configuration> c,
+                     IfFound(ctx_->store->GetConfiguration(request.configuration_name())));
+    if (c.has_value()) configurations.push_back(*std::move(c));
+  } else {
+    ASSIGN_OR_RETURN(configurations,
+                     store::ListAll<pb::Configuration>([&](const store::PageRequest& page) {
+                       return ctx_->store->ListConfigurations(page);
+                     }));
+  }
+  ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(configurations));
+  // The page token is the last name of the previous page (services are in name order).
+  auto it = std::upper_bound(
+      services.begin(), services.end(), request.page_token(),
+      [](const std::string& token, const pb::Service& service) { return token < service.name(); });
+  pb::ListServicesResponse response;
+  for (; it != services.end() && response.services_size() < page_size; ++it) {
+    *response.add_services() = std::move(*it);
+  }
+  if (it != services.end()) {
+    response.set_next_page_token(response.services(response.services_size() - 1).name());
+  }
   return response;
 }
 

@@ -1,6 +1,8 @@
 #ifndef REGATTA_SRC_API_DEVICE_SERVICE_H_
 #define REGATTA_SRC_API_DEVICE_SERVICE_H_
 
+#include <vector>
+
 #include "regatta/v1/device_service.grpc.pb.h"
 #include "src/api/api_context.h"
 
@@ -33,6 +35,11 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
   grpc::Status ListInstances(grpc::ServerContext* call,
                              const regatta::v1::ListInstancesRequest* request,
                              regatta::v1::ListInstancesResponse* response) override;
+  grpc::Status GetService(grpc::ServerContext* call, const regatta::v1::GetServiceRequest* request,
+                          regatta::v1::Service* response) override;
+  grpc::Status ListServices(grpc::ServerContext* call,
+                            const regatta::v1::ListServicesRequest* request,
+                            regatta::v1::ListServicesResponse* response) override;
   grpc::Status ApplySecret(grpc::ServerContext* call,
                            const regatta::v1::ApplySecretRequest* request,
                            regatta::v1::Secret* response) override;
@@ -65,6 +72,12 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
       const regatta::v1::ListConfigurationsRequest& request);
   absl::StatusOr<regatta::v1::ListInstancesResponse> ListInstancesCore(
       const regatta::v1::ListInstancesRequest& request);
+  // Services are computed from the Configurations, their Instances and their non-terminal
+  // broker jobs (src/devices/services); broker jobs that cannot be read are left out with a
+  // warning in the server's log.
+  absl::StatusOr<regatta::v1::Service> GetServiceCore(absl::string_view name);
+  absl::StatusOr<regatta::v1::ListServicesResponse> ListServicesCore(
+      const regatta::v1::ListServicesRequest& request);
   absl::StatusOr<regatta::v1::Secret> ApplySecretCore(const auth::Principal& principal,
                                                       regatta::v1::Secret secret);
   // Without values.
@@ -84,6 +97,9 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
   void AddBrokerErrors(regatta::v1::Configuration& configuration) const;
   absl::Status CheckMayWrite(const auth::Principal& principal, absl::string_view what) const;
   absl::Status Publish(const auth::Principal& principal, regatta::v1::Event event);
+  // The services of these Configurations (sorted by name).
+  absl::StatusOr<std::vector<regatta::v1::Service>> ComputeServicesOf(
+      const std::vector<regatta::v1::Configuration>& configurations);
 
   const ApiContext* ctx_;
 };

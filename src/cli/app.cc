@@ -629,7 +629,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         [&] { status_action([&] { return CachePrune(env, prune_all, prune_fingerprints); }); });
   }
 
-  // ---- devices: config apply|get|list|delete, instances list|get (the DeviceService)
+  // ---- devices: config apply|get|list|delete, instances list|get, services list|get
+  // (the DeviceService)
   std::string device_file, device_name, instance_configuration, instance_node;
   {
     CLI::App* config = app.add_subcommand(
@@ -661,6 +662,22 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     CLI::App* show = AddVerb(instances, "get", "Show an Instance and its slots");
     show->add_option("NAME", device_name, "Instance name")->required();
     show->callback([&] { status_action([&] { return InstancesGet(env, device_name); }); });
+
+    CLI::App* services = app.add_subcommand(
+        "services", "Instance and configuration services: the brokers serving each device");
+    services->require_subcommand(1);
+    CLI::App* services_list = AddVerb(services, "list", "List services and their ready endpoints");
+    services_list->add_option("--configuration", instance_configuration,
+                              "Only this Configuration's");
+    services_list->callback(
+        [&] { status_action([&] { return ServicesList(env, instance_configuration); }); });
+    CLI::App* services_get = AddVerb(services, "get", "Show a service and all its endpoints");
+    services_get
+        ->add_option("NAME", device_name,
+                     "Service name (<instance>-svc or "
+                     "<configuration>-svc)")
+        ->required();
+    services_get->callback([&] { status_action([&] { return ServicesGet(env, device_name); }); });
   }
 
   // ---- pipeline run, run, recurring (the RunService)

@@ -48,6 +48,69 @@ std::string RenderInstanceTable(const google::protobuf::RepeatedPtrField<v1::Ins
   return table.Render();
 }
 
+std::string KindOf(const v1::Service& service) {
+  switch (service.kind()) {
+    case v1::SERVICE_KIND_INSTANCE:
+      return "instance";
+    case v1::SERVICE_KIND_CONFIGURATION:
+      return "configuration";
+    default:
+      return "-";
+  }
+}
+
+// "rtsp:554/TCP,http:80/TCP": the advertised ports.
+std::string PortsOf(const v1::Service& service) {
+  std::vector<std::string> ports;
+  for (const v1::ServicePort& p : service.ports()) {
+    ports.push_back(
+        absl::StrCat(p.name(), ":", p.port(), "/", p.protocol().empty() ? "TCP" : p.protocol()));
+  }
+  return ports.empty() ? "-" : absl::StrJoin(ports, ",");
+}
+
+// "host:port", bracketing an IPv6 address.
+std::string HostPort(const std::string& address, int port) {
+  if (address.find(':') != std::string::npos) return absl::StrCat("[", address, "]:", port);
+  return absl::StrCat(address, ":", port);
+}
+
+// The broker's ports in the order of the service's port list: "rtsp=8554,http=31000".
+std::string EndpointPorts(const v1::Service& service, const v1::ServiceEndpoint& endpoint) {
+  std::vector<std::string> ports;
+  for (const v1::ServicePort& p : service.ports()) {
+    auto it = endpoint.ports().find(p.name());
+    if (it != endpoint.ports().end()) ports.push_back(absl::StrCat(p.name(), "=", it->second));
+  }
+  return ports.empty() ? "-" : absl::StrJoin(ports, ",");
+}
+
+// address:port of every port of the ready endpoints, at most three then "+ N more".
+std::string ReadyEndpoints(const v1::Service& service) {
+  constexpr size_t kShown = 3;
+  std::vector<std::string> all;
+  for (const v1::ServiceEndpoint& e : service.endpoints()) {
+    if (!e.ready() || e.address().empty()) continue;
+    for (const v1::ServicePort& p : service.ports()) {
+      auto it = e.ports().find(p.name());
+      if (it != e.ports().end()) all.push_back(HostPort(e.address(), it->second));
+    }
+  }
+  if (all.empty()) return "<none>";
+  if (all.size() <= kShown) return absl::StrJoin(all, ",");
+  return absl::StrCat(absl::StrJoin(all.begin(), all.begin() + kShown, ","), " + ",
+                      all.size() - kShown, " more");
+}
+
+std::string RenderServiceTable(const google::protobuf::RepeatedPtrField<v1::Service>& rows) {
+  Table table({"NAME", "KIND", "INSTANCE", "PORTS", "ENDPOINTS"});
+  for (const v1::Service& s : rows) {
+    table.AddRow({s.name(), KindOf(s), s.instance_name().empty() ? "-" : s.instance_name(),
+                  PortsOf(s), ReadyEndpoints(s)});
+  }
+  return table.Render();
+}
+
 absl::StatusOr<std::vector<devices::Resource>> ReadResources(const CommandEnv& env,
                                                              const std::string& file) {
   if (file.empty()) return UsageError("a FILE is required");
@@ -209,6 +272,48 @@ absl::Status InstancesGet(const CommandEnv& env, const std::string& name) {
   for (const auto& [slot, holder] : usage) slots.AddRow({slot, holder.empty() ? "-" : holder});
   absl::StrAppend(&text, "\n", slots.Render());
   PrintMessage(env, i, text);
+  return absl::OkStatus();
+}
+
+absl::Status ServicesList(const CommandEnv& env, const std::string& configuration) {
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::ListServicesRequest request;
+  request.set_configuration_name(configuration);
+  ASSIGN_OR_RETURN(v1::ListServicesResponse all,
+                   CallAllPages(*client, client->devices(), &Stub::ListServices, request,
+                                [](v1::ListServicesResponse& r) { return r.mutable_services(); }));
+  if (env.output == OutputFormat::kTable && all.services().empty()) {
+    *env.out << "No services found.\n";
+    return absl::OkStatus();
+  }
+  PrintMessage(env, all, RenderServiceTable(all.services()));
+  return absl::OkStatus();
+}
+
+absl::Status ServicesGet(const CommandEnv& env, const std::string& name) {
+  if (name.empty()) return UsageError("a service NAME is required");
+  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
+  v1::GetServiceRequest request;
+  request.set_name(name);
+  ASSIGN_OR_RETURN(v1::Service s,
+                   CallUnary(*client, client->devices(), &Stub::GetService, request));
+  std::string text = absl::StrCat("Name:           ", s.name(), "\nKind:           ", KindOf(s),
+                                  "\nConfiguration:  ", s.configuration_name(), "\n");
+  if (!s.instance_name().empty())
+    absl::StrAppend(&text, "Instance:       ", s.instance_name(), "\n");
+  absl::StrAppend(&text, "Ports:          ", PortsOf(s), "\n");
+  if (s.endpoints().empty()) {
+    absl::StrAppend(&text, "Endpoints:      none (no active broker)\n");
+  } else {
+    Table endpoints({"BROKER JOB", "INSTANCE", "NODE", "ADDRESS", "PORTS", "READY"});
+    for (const v1::ServiceEndpoint& e : s.endpoints()) {
+      endpoints.AddRow({e.broker_job_id(), e.instance_name(), e.node().empty() ? "-" : e.node(),
+                        e.address().empty() ? "-" : e.address(), EndpointPorts(s, e),
+                        e.ready() ? "yes" : "no"});
+    }
+    absl::StrAppend(&text, "\n", endpoints.Render());
+  }
+  PrintMessage(env, s, text);
   return absl::OkStatus();
 }
 

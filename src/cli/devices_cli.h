@@ -1,8 +1,8 @@
 #ifndef REGATTA_SRC_CLI_DEVICES_CLI_H_
 #define REGATTA_SRC_CLI_DEVICES_CLI_H_
 
-// The verbs of the device resources (DeviceService): `config apply|get|list|delete` and
-// `instances list|get`.
+// The verbs of the device resources (DeviceService): `config apply|get|list|delete`,
+// `instances list|get` and `services list|get`.
 
 #include <string>
 
@@ -24,6 +24,11 @@ absl::Status ConfigList(const CommandEnv& env);
 absl::Status InstancesList(const CommandEnv& env, const std::string& configuration,
                            const std::string& node);
 absl::Status InstancesGet(const CommandEnv& env, const std::string& name);
+
+// Instance and configuration services: the ready endpoints as address:port. Empty filter: any.
+absl::Status ServicesList(const CommandEnv& env, const std::string& configuration);
+// A service with every endpoint (ready or not) and the broker's ports.
+absl::Status ServicesGet(const CommandEnv& env, const std::string& name);
 
 }  // namespace regatta::cli
 

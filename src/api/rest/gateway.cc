@@ -428,6 +428,8 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     case RouteId::kDeleteConfiguration:
     case RouteId::kListInstances:
     case RouteId::kGetInstance:
+    case RouteId::kListServices:
+    case RouteId::kGetService:
     case RouteId::kApplySecret:
     case RouteId::kListSecrets:
     case RouteId::kGetSecret:

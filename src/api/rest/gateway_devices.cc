@@ -1,5 +1,5 @@
-// The REST routes of the device layer: DeviceService (configurations, instances, secrets, config
-// maps). A path's {id} is the resource's name.
+// The REST routes of the device layer: DeviceService (configurations, instances, services,
+// secrets, config maps). A path's {id} is the resource's name.
 #include "src/api/rest/gateway.h"
 
 namespace regatta::rest {
@@ -25,6 +25,10 @@ HttpResponse Gateway::HandleDeviceRoute(const HttpRequest& request, const RouteM
       return call(&Stub::ListInstances, kQuery);
     case RouteId::kGetInstance:
       return call(&Stub::GetInstance, kQuery, "name");
+    case RouteId::kListServices:
+      return call(&Stub::ListServices, kQuery);
+    case RouteId::kGetService:
+      return call(&Stub::GetService, kQuery, "name");
     case RouteId::kApplySecret:
       return call(&Stub::ApplySecret, kBody);
     case RouteId::kListSecrets:

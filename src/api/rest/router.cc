@@ -103,6 +103,8 @@ const std::vector<RouteSpec>& Routes() {
       Spec("DELETE", "/v1/configurations/{id}", RouteId::kDeleteConfiguration),
       Spec("GET", "/v1/instances", RouteId::kListInstances),
       Spec("GET", "/v1/instances/{id}", RouteId::kGetInstance),
+      Spec("GET", "/v1/services", RouteId::kListServices),
+      Spec("GET", "/v1/services/{id}", RouteId::kGetService),
       Spec("POST", "/v1/secrets", RouteId::kApplySecret),
       Spec("GET", "/v1/secrets", RouteId::kListSecrets),
       Spec("GET", "/v1/secrets/{id}", RouteId::kGetSecret),

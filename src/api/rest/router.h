@@ -82,6 +82,8 @@ enum class RouteId {
   kDeleteConfiguration,  // DELETE /v1/configurations/{id}
   kListInstances,        // GET /v1/instances
   kGetInstance,          // GET /v1/instances/{id}
+  kListServices,         // GET /v1/services
+  kGetService,           // GET /v1/services/{id}
   kApplySecret,          // POST /v1/secrets
   kListSecrets,          // GET /v1/secrets
   kGetSecret,            // GET /v1/secrets/{id}

@@ -12,9 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
+#include "src/devices/controller/broker_plan.h"
 #include "src/ingest/ingester.h"
 #include "src/store/sqlite/sqlite_store.h"
 #include "tests/testing/in_memory_event_log.h"
+#include "tests/unit/ingest/test_events.h"
 
 namespace regatta::api {
 namespace {
@@ -202,6 +204,162 @@ TEST_F(DeviceServiceTest, ConfigMapsAndInstances) {
   ASSERT_EQ(instances->instances_size(), 1);
   EXPECT_EQ(instances->instances(0).name(), "cams-bbbbbb");
   EXPECT_EQ(instances->instances(0).device_usage().at("cams-bbbbbb-0"), "");
+}
+
+// Broker jobs as the controller submits them: labelled with their Configuration and Instance,
+// their ports annotated.
+class DeviceServicesTest : public DeviceServiceTest {
+ protected:
+  void SetUp() override {
+    DeviceServiceTest::SetUp();
+    ctx_.executor_logs_address = [](absl::string_view executor_id) -> std::string {
+      return executor_id == "exec" ? "0.0.0.0:7070" : "";  // a wildcard: the node is the host
+    };
+    pb::Configuration cams = TestConfiguration("cams");
+    pb::ServicePort* rtsp = cams.mutable_instance_service_spec()->add_ports();
+    rtsp->set_name("rtsp");
+    rtsp->set_port(554);
+    *cams.mutable_configuration_service_spec()->add_ports() = *rtsp;
+    ASSERT_TRUE(service_->ApplyConfigurationCore(admin_, cams).ok());
+    pb::Configuration usb = TestConfiguration("usb");
+    usb.mutable_configuration_service_spec()->add_ports()->set_name("http");
+    usb.mutable_configuration_service_spec()->mutable_ports(0)->set_port(80);
+    ASSERT_TRUE(service_->ApplyConfigurationCore(admin_, usb).ok());
+    for (const char* name : {"cams-aaaaaa", "cams-bbbbbb"}) {
+      pb::Event seen;
+      seen.mutable_instance_node_seen()->set_node("node-a");
+      pb::Instance* instance = seen.mutable_instance_node_seen()->mutable_instance();
+      instance->set_name(name);
+      instance->set_configuration_name("cams");
+      instance->set_capacity(1);
+      PublishAsAgent(seen);
+    }
+    Append(ingest::testing::QueueCreated(0, ingest::testing::MakeQueue("brokers")));
+  }
+
+  void Append(pb::Event event) {
+    absl::StatusOr<std::vector<int64_t>> offsets =
+        log_.Append({ingest::testing::Sequence("brokers", "broker-cams", {std::move(event)})});
+    ASSERT_TRUE(offsets.ok()) << offsets.status();
+    ASSERT_TRUE(ingester_->WaitForOffset(offsets->back(), absl::Now() + absl::Seconds(10)).ok());
+  }
+
+  // Broker job `i` of `instance`, with port annotation `port`.
+  void SubmitBroker(int i, const std::string& instance, const std::string& port,
+                    const std::string& configuration = "cams") {
+    pb::Job job = ingest::testing::MakeJob(i, "brokers", "broker-cams");
+    (*job.mutable_labels())[devices::kBrokerConfigurationLabel] = configuration;
+    (*job.mutable_labels())[devices::kBrokerInstanceLabel] = instance;
+    (*job.mutable_labels())[devices::kBrokerNodeLabel] = "node-a";
+    (*job.mutable_labels())[devices::kBrokerAttemptLabel] = "0";
+    (*job.mutable_annotations())["regatta.dev/broker-port-rtsp"] = port;
+    Append(ingest::testing::Submit(i, std::move(job)));
+  }
+
+  void Run(int i, const std::string& node) {
+    Append(ingest::testing::Leased(i, i, i, node));
+    Append(ingest::testing::Running(i, i, i));
+  }
+
+  static std::vector<std::string> Names(const pb::ListServicesResponse& response) {
+    std::vector<std::string> names;
+    for (const pb::Service& s : response.services()) names.push_back(s.name());
+    return names;
+  }
+};
+
+TEST_F(DeviceServicesTest, ServicesListTheActiveBrokersOfExistingInstances) {
+  using ingest::testing::JobId;
+  SubmitBroker(1, "cams-aaaaaa", "8554");
+  Run(1, "node-a");
+  SubmitBroker(2, "cams-aaaaaa", "8555");  // queued: listed, not ready
+  SubmitBroker(3, "cams-cccccc", "8556");  // its Instance is gone
+  Run(3, "node-a");
+  SubmitBroker(4, "cams-bbbbbb", "not-a-port");  // unreadable: skipped, the call succeeds
+  SubmitBroker(5, "cams-bbbbbb", "8557");
+  Run(5, "node-a");
+  Append(ingest::testing::RunSucceeded(6, 5, 5));
+  Append(ingest::testing::Succeeded(6, 5));         // ended: not listed
+  SubmitBroker(7, "cams-bbbbbb", "8558", "other");  // another Configuration's label
+  Run(7, "node-a");
+
+  absl::StatusOr<pb::ListServicesResponse> all = service_->ListServicesCore({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(Names(*all),
+              ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc", "usb-svc"));
+
+  absl::StatusOr<pb::Service> instance = service_->GetServiceCore("cams-aaaaaa-svc");
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  EXPECT_EQ(instance->kind(), pb::SERVICE_KIND_INSTANCE);
+  EXPECT_EQ(instance->instance_name(), "cams-aaaaaa");
+  ASSERT_EQ(instance->ports_size(), 1);
+  EXPECT_EQ(instance->ports(0).name(), "rtsp");
+  ASSERT_EQ(instance->endpoints_size(), 2);
+  // The queued one has no node yet: it sorts first.
+  const pb::ServiceEndpoint& queued = instance->endpoints(0);
+  EXPECT_EQ(queued.broker_job_id(), JobId(2));
+  EXPECT_FALSE(queued.ready());
+  EXPECT_EQ(queued.address(), "");
+  EXPECT_EQ(queued.ports().at("rtsp"), 8555);
+  const pb::ServiceEndpoint& running = instance->endpoints(1);
+  EXPECT_EQ(running.broker_job_id(), JobId(1));
+  EXPECT_TRUE(running.ready());
+  EXPECT_EQ(running.run_id(), ingest::testing::RunId(1));
+  EXPECT_EQ(running.node(), "node-a");
+  EXPECT_EQ(running.executor_id(), "exec");
+  EXPECT_EQ(running.address(), "node-a");
+  EXPECT_EQ(running.ports().at("rtsp"), 8554);
+
+  absl::StatusOr<pb::Service> other = service_->GetServiceCore("cams-bbbbbb-svc");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_THAT(other->endpoints(), IsEmpty());
+  absl::StatusOr<pb::Service> configuration = service_->GetServiceCore("cams-svc");
+  ASSERT_TRUE(configuration.ok()) << configuration.status();
+  EXPECT_EQ(configuration->kind(), pb::SERVICE_KIND_CONFIGURATION);
+  EXPECT_EQ(configuration->endpoints_size(), 2);  // the brokers of every Instance
+
+  for (const char* missing : {"cams-cccccc-svc", "cams-aaaaaa", "ghost-svc", "-svc"}) {
+    absl::StatusOr<pb::Service> got = service_->GetServiceCore(missing);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << missing;
+    EXPECT_THAT(got.status().message(), HasSubstr(absl::StrCat("service ", missing)));
+  }
+  EXPECT_EQ(service_->GetServiceCore("").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(DeviceServicesTest, ListingPagesAndFiltersByConfiguration) {
+  pb::ListServicesRequest request;
+  request.set_page_size(3);
+  absl::StatusOr<pb::ListServicesResponse> page = service_->ListServicesCore(request);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(Names(*page), ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc"));
+  EXPECT_EQ(page->next_page_token(), "cams-svc");
+  request.set_page_token(page->next_page_token());
+  page = service_->ListServicesCore(request);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(Names(*page), ElementsAre("usb-svc"));
+  EXPECT_EQ(page->next_page_token(), "");
+
+  pb::ListServicesRequest only_usb;
+  only_usb.set_configuration_name("usb");
+  page = service_->ListServicesCore(only_usb);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(Names(*page), ElementsAre("usb-svc"));
+  only_usb.set_configuration_name("ghost");
+  page = service_->ListServicesCore(only_usb);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(page->services(), IsEmpty());
+  request.set_page_size(-1);
+  EXPECT_EQ(service_->ListServicesCore(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // A service goes with its Instance: the last node loses it.
+  pb::Event lost;
+  lost.mutable_instance_node_lost()->set_instance_name("cams-aaaaaa");
+  lost.mutable_instance_node_lost()->set_node("node-a");
+  PublishAsAgent(lost);
+  page = service_->ListServicesCore({});
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(Names(*page), ElementsAre("cams-bbbbbb-svc", "cams-svc", "usb-svc"));
 }
 
 }  // namespace

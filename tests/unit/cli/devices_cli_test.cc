@@ -1,5 +1,6 @@
 // The device verbs against an in-process fake DeviceService: config apply|delete of a
-// multi-document file, config get|list, instances list|get with paging and filters.
+// multi-document file, config get|list, instances list|get and services list|get with paging and
+// filters.
 #include <fstream>
 #include <map>
 #include <memory>
@@ -111,8 +112,32 @@ class FakeDevices final : public v1::DeviceService::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status GetService(grpc::ServerContext*, const v1::GetServiceRequest* r,
+                          v1::Service* out) override {
+    absl::MutexLock lock(&mu);
+    auto it = services.find(r->name());
+    if (it == services.end()) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          absl::StrCat("service ", r->name(), " not found"));
+    }
+    *out = it->second;
+    return grpc::Status::OK;
+  }
+  grpc::Status ListServices(grpc::ServerContext*, const v1::ListServicesRequest* r,
+                            v1::ListServicesResponse* out) override {
+    absl::MutexLock lock(&mu);
+    last_service_filter = r->configuration_name();
+    auto it = services.upper_bound(r->page_token());
+    if (it == services.end()) return grpc::Status::OK;
+    *out->add_services() = it->second;
+    if (std::next(it) != services.end()) out->set_next_page_token(it->first);
+    return grpc::Status::OK;
+  }
+
   absl::Mutex mu;
   std::map<std::string, v1::Configuration> configurations;
+  std::map<std::string, v1::Service> services;
+  std::string last_service_filter;
   std::map<std::string, v1::Instance> instances;
   v1::Secret secret_values;
   std::vector<std::string> log;
@@ -153,6 +178,37 @@ class DevicesCliTest : public FakeServerCliTest {
     for (const std::string& n : nodes) i.add_nodes(n);
     (*i.mutable_device_usage())[name + "-0"] = held ? "run-1" : "";
     (*i.mutable_device_usage())[name + "-1"] = "";
+  }
+
+  // A service with port rtsp (554 -> the brokers' 8554) and http, and the given endpoints.
+  void AddService(const std::string& name, const std::string& instance,
+                  std::vector<v1::ServiceEndpoint> endpoints) {
+    absl::MutexLock lock(&devices_.mu);
+    v1::Service& s = devices_.services[name];
+    s.set_name(name);
+    s.set_kind(instance.empty() ? v1::SERVICE_KIND_CONFIGURATION : v1::SERVICE_KIND_INSTANCE);
+    s.set_configuration_name("cams");
+    s.set_instance_name(instance);
+    v1::ServicePort* rtsp = s.add_ports();
+    rtsp->set_name("rtsp");
+    rtsp->set_port(554);
+    v1::ServicePort* http = s.add_ports();
+    http->set_name("http");
+    http->set_port(80);
+    http->set_protocol("TCP");
+    for (v1::ServiceEndpoint& e : endpoints) *s.add_endpoints() = std::move(e);
+  }
+
+  static v1::ServiceEndpoint Endpoint(const std::string& job, const std::string& address, int rtsp,
+                                      bool ready) {
+    v1::ServiceEndpoint e;
+    e.set_broker_job_id(job);
+    e.set_instance_name("cams-4294ea");
+    e.set_node(address.empty() ? "" : "node-a");
+    e.set_address(address);
+    if (rtsp != 0) (*e.mutable_ports())["rtsp"] = rtsp;
+    e.set_ready(ready);
+    return e;
   }
 
   FakeDevices devices_;
@@ -233,6 +289,49 @@ TEST_F(DevicesCliTest, ListAndGetInstances) {
   EXPECT_THAT(r.out, HasSubstr("cams-4294ea-0   run-1\n"));
   EXPECT_THAT(r.out, HasSubstr("cams-4294ea-1   -\n"));
   EXPECT_EQ(Run({"instances", "get"}).code, 2);  // NAME is required
+}
+
+TEST_F(DevicesCliTest, ListAndGetServices) {
+  EXPECT_EQ(Run({"services", "list"}).out, "No services found.\n");
+  AddService("cams-4294ea-svc", "cams-4294ea",
+             {Endpoint("job-1", "node-a", 8554, true), Endpoint("job-2", "", 8555, false)});
+  AddService("cams-svc", "",
+             {Endpoint("job-1", "node-a", 8554, true), Endpoint("job-3", "fd00::7", 8556, true),
+              Endpoint("job-4", "10.0.0.9", 8557, true), Endpoint("job-5", "10.0.0.8", 0, true),
+              Endpoint("job-6", "10.0.0.7", 8559, true)});
+  AddService("usb-svc", "", {Endpoint("job-7", "node-b", 8560, false)});
+  Result r = Run({"services", "list", "--configuration", "cams"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  {
+    absl::MutexLock lock(&devices_.mu);
+    EXPECT_EQ(devices_.last_service_filter, "cams");
+  }
+  EXPECT_THAT(r.out, HasSubstr("NAME              KIND            INSTANCE      PORTS"));
+  // Only ready endpoints, one address:port per port the broker has; the rest counted.
+  EXPECT_THAT(r.out, HasSubstr("cams-4294ea-svc   instance        cams-4294ea   "
+                               "rtsp:554/TCP,http:80/TCP   node-a:8554\n"));
+  EXPECT_THAT(r.out, HasSubstr("cams-svc          configuration   -             "
+                               "rtsp:554/TCP,http:80/TCP   "
+                               "node-a:8554,[fd00::7]:8556,10.0.0.9:8557 + 1 more\n"));
+  EXPECT_THAT(r.out, HasSubstr("usb-svc           configuration   -             "
+                               "rtsp:554/TCP,http:80/TCP   <none>\n"));
+
+  r = Run({"services", "get", "cams-4294ea-svc"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Kind:           instance\n"));
+  EXPECT_THAT(r.out, HasSubstr("Instance:       cams-4294ea\n"));
+  EXPECT_THAT(r.out, HasSubstr("job-1        cams-4294ea   node-a   node-a    rtsp=8554   yes\n"));
+  EXPECT_THAT(r.out, HasSubstr("job-2        cams-4294ea   -        -         rtsp=8555   no\n"));
+  r = Run({"services", "get", "cams-svc", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "SERVICE_KIND_CONFIGURATION");
+  EXPECT_EQ(j["endpoints"][1]["address"], "fd00::7");
+  EXPECT_EQ(j["endpoints"][1]["ports"]["rtsp"], 8556);
+  r = Run({"services", "get", "ghost-svc"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("service ghost-svc not found"));
+  EXPECT_EQ(Run({"services", "get"}).code, 2);  // NAME is required
 }
 
 }  // namespace

@@ -754,6 +754,29 @@ grpc::Status FakeDeviceService::GetInstance(grpc::ServerContext* c, const v1::Ge
   return grpc::Status::OK;
 }
 
+grpc::Status FakeDeviceService::ListServices(grpc::ServerContext* c,
+                                             const v1::ListServicesRequest* r,
+                                             v1::ListServicesResponse* out) {
+  recorder_->Record(c, "ListServices", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  v1::Service* service = out->add_services();
+  service->set_name("cams-svc");
+  service->set_kind(v1::SERVICE_KIND_CONFIGURATION);
+  v1::ServiceEndpoint* endpoint = service->add_endpoints();
+  endpoint->set_address("node-a");
+  (*endpoint->mutable_ports())["rtsp"] = 8554;
+  endpoint->set_ready(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDeviceService::GetService(grpc::ServerContext* c, const v1::GetServiceRequest* r,
+                                           v1::Service* out) {
+  recorder_->Record(c, "GetService", *r);
+  if (auto s = recorder_->TakeFailure(c); !s.ok()) return s;
+  out->set_name(r->name());
+  return grpc::Status::OK;
+}
+
 grpc::Status FakeDeviceService::ApplySecret(grpc::ServerContext* c, const v1::ApplySecretRequest* r,
                                             v1::Secret* out) {
   recorder_->Record(c, "ApplySecret", *r);

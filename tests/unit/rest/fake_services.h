@@ -293,6 +293,10 @@ class FakeDeviceService final : public regatta::v1::DeviceService::Service {
                              regatta::v1::ListInstancesResponse* out) override;
   grpc::Status GetInstance(grpc::ServerContext* c, const regatta::v1::GetInstanceRequest* r,
                            regatta::v1::Instance* out) override;
+  grpc::Status ListServices(grpc::ServerContext* c, const regatta::v1::ListServicesRequest* r,
+                            regatta::v1::ListServicesResponse* out) override;
+  grpc::Status GetService(grpc::ServerContext* c, const regatta::v1::GetServiceRequest* r,
+                          regatta::v1::Service* out) override;
   grpc::Status ApplySecret(grpc::ServerContext* c, const regatta::v1::ApplySecretRequest* r,
                            regatta::v1::Secret* out) override;
   grpc::Status ListSecrets(grpc::ServerContext* c, const regatta::v1::ListSecretsRequest* r,

@@ -307,6 +307,18 @@ TEST_F(RestServerTest, DeviceRoutes) {
   ASSERT_EQ(Do("GET", "/v1/instances/cams-4294ea").status, 200);
   EXPECT_EQ(recorder().LastRequest<v1::GetInstanceRequest>().name(), "cams-4294ea");
 
+  HttpReply services = Do("GET", "/v1/services?configurationName=cams&pageSize=2&pageToken=a");
+  ASSERT_EQ(services.status, 200) << services.body;
+  auto list_services = recorder().LastRequest<v1::ListServicesRequest>();
+  EXPECT_EQ(list_services.configuration_name(), "cams");
+  EXPECT_EQ(list_services.page_size(), 2);
+  EXPECT_EQ(list_services.page_token(), "a");
+  EXPECT_EQ(Json(services)["services"][0]["kind"], "SERVICE_KIND_CONFIGURATION");
+  EXPECT_EQ(Json(services)["services"][0]["endpoints"][0]["ports"]["rtsp"], 8554);
+  EXPECT_EQ(Json(services)["services"][0]["endpoints"][0]["ready"], true);
+  ASSERT_EQ(Do("GET", "/v1/services/cams-4294ea-svc").status, 200);
+  EXPECT_EQ(recorder().LastRequest<v1::GetServiceRequest>().name(), "cams-4294ea-svc");
+
   ASSERT_EQ(Do("POST", "/v1/secrets", R"({"secret":{"name":"creds"}})").status, 200);
   EXPECT_EQ(recorder().LastRequest<v1::ApplySecretRequest>().secret().name(), "creds");
   ASSERT_EQ(Do("GET", "/v1/secrets").status, 200);
