@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/cli/agent.h"
 #include "src/cli/commands.h"
 #include "src/cli/devices_cli.h"
 #include "src/cli/dh.h"
@@ -375,7 +376,9 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         }
         if (executor_flags.nodes < 0) return UsageError("--nodes: must be positive");
         if (executor_flags.simulated && !executor_flags.discovery_dir.empty()) {
-          return UsageError("--discovery-dir goes with --local (simulated nodes have no devices)");
+          return UsageError(
+              "--discovery-dir goes with --local (for devices on simulated nodes run `regatta "
+              "agent --executor-id E --node N --dir DIR` per node)");
         }
         ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
         regatta::server::UpFlags flags;
@@ -469,6 +472,28 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     opcua->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         return RunOpcuaHandler(opcua_flags, *env.out, *env.err);
+      };
+    });
+  }
+
+  // ---- agent (a node's device agent as its own process)
+  AgentFlags agent_flags;
+  {
+    CLI::App* agent = AddVerb(&app, "agent",
+                              "Run the device agent of one node of an executor (e.g. a simulated "
+                              "node): discovery handlers register in --dir, devices go to the "
+                              "server at --server");
+    agent->add_option("--executor-id", agent_flags.executor_id,
+                      "The executor whose node this is (`regatta executor` prints its id)");
+    agent->add_option("--node", agent_flags.node, "The node to discover devices for");
+    agent
+        ->add_option("--dir", agent_flags.dir,
+                     "Discovery directory of the node (regatta dh NAME --dir DIR)")
+        ->envname("REGATTA_DISCOVERY_DIR");
+    agent->callback([&] {
+      action = [&]() -> absl::StatusOr<int> {
+        ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
+        return RunAgent(agent_flags, env.client.server, authorization, *env.out);
       };
     });
   }
@@ -842,7 +867,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   env.client.timeout = *unary_timeout;
   if (!action) return usage("nothing to do");
   if (verb != "up" && verb != "server" && verb != "executor" && verb != "dh debug-echo" &&
-      verb != "dh udev" && verb != "dh onvif" && verb != "dh opcua") {
+      verb != "dh udev" && verb != "dh onvif" && verb != "dh opcua" && verb != "agent") {
     // gRPC's own logging would add lines to a client's one-line errors; quiet unless asked.
     setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   }

@@ -36,6 +36,20 @@ std::string Truncated(std::string text) {
 
 }  // namespace
 
+bool RepeatedFailureFilter::ShouldLogFailure(grpc::StatusCode code, absl::string_view message) {
+  if (last_logged_.has_value() && last_logged_->first == code && last_logged_->second == message) {
+    return false;
+  }
+  last_logged_.emplace(code, std::string(message));
+  return true;
+}
+
+bool RepeatedFailureFilter::ShouldLogRecovery() {
+  const bool failed = last_logged_.has_value();
+  last_logged_.reset();
+  return failed;
+}
+
 absl::StatusOr<std::unique_ptr<DeviceDiscovery>> DeviceDiscovery::Start(
     DeviceDiscoveryOptions options, std::shared_ptr<grpc::Channel> channel) {
   std::unique_ptr<DeviceDiscovery> discovery(
@@ -56,7 +70,7 @@ absl::StatusOr<std::unique_ptr<DeviceDiscovery>> DeviceDiscovery::Start(
       devices::Agent::Start(std::move(agent_options), std::move(callbacks));
   if (!agent.ok()) {
     return absl::Status(agent.status().code(),
-                        absl::StrCat("executor.discovery.dir: cannot start the device agent in ",
+                        absl::StrCat(d->options_.dir_field, ": cannot start the device agent in ",
                                      d->options_.dir, ": ", agent.status().message()));
   }
   d->agent_ = *std::move(agent);
@@ -67,7 +81,9 @@ absl::StatusOr<std::unique_ptr<DeviceDiscovery>> DeviceDiscovery::Start(
 
 DeviceDiscovery::DeviceDiscovery(DeviceDiscoveryOptions options,
                                  std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)), stub_(regatta::v1::ExecutorService::NewStub(channel)) {}
+    : options_(std::move(options)),
+      grace_ends_(absl::Now() + options_.registration_grace),
+      stub_(regatta::v1::ExecutorService::NewStub(channel)) {}
 
 DeviceDiscovery::~DeviceDiscovery() { Stop(); }
 
@@ -94,6 +110,11 @@ bool DeviceDiscovery::SleepUnlessStopping(absl::Duration delay) {
   return !mu_.AwaitWithTimeout(absl::Condition(&stopping), delay);
 }
 
+bool DeviceDiscovery::HeldLocked(const ConfigState& state, absl::Time now) const {
+  // An error from the server (unresolvable properties) is known for sure: not held.
+  return !state.devices_known && state.entry.error().empty() && now < grace_ends_;
+}
+
 void DeviceDiscovery::MarkDirtyLocked(ConfigState& state) {
   ++state.version;
   if (!state.dirty) {
@@ -104,6 +125,7 @@ void DeviceDiscovery::MarkDirtyLocked(ConfigState& state) {
 
 void DeviceDiscovery::WatchLoop() {
   absl::Duration backoff = options_.initial_backoff;
+  RepeatedFailureFilter failures;
   while (true) {
     grpc::ClientContext context;
     if (!options_.authorization.empty()) {
@@ -132,6 +154,9 @@ void DeviceDiscovery::WatchLoop() {
       }
       ApplySnapshot(snapshot);
       backoff = options_.initial_backoff;
+      if (failures.ShouldLogRecovery()) {
+        LOG_INFO("the discovery watch is connected again", "node", options_.node_id);
+      }
     }
     const grpc::Status status = reader->Finish();
     {
@@ -139,8 +164,11 @@ void DeviceDiscovery::WatchLoop() {
       watch_context_ = nullptr;
       if (stopping_) return;
     }
-    LOG_WARN("the discovery watch ended; reconnecting", "node", options_.node_id, "code",
-             static_cast<int>(status.error_code()), "error", status.error_message());
+    if (failures.ShouldLogFailure(status.error_code(), status.error_message())) {
+      LOG_WARN("the discovery watch ended; reconnecting (the same error is not logged again)",
+               "node", options_.node_id, "code", static_cast<int>(status.error_code()), "error",
+               status.error_message());
+    }
     if (!SleepUnlessStopping(backoff)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
@@ -185,6 +213,7 @@ void DeviceDiscovery::ApplySnapshot(const regatta::v1::DiscoverySnapshot& snapsh
         if (!previous.error().empty()) {
           // Until the agent reports, the node has neither devices nor an error for it.
           state.heard = false;
+          state.devices_known = false;
           state.devices.clear();
         }
       } else if (previous.generation() != entry->generation() && state.heard) {
@@ -206,6 +235,7 @@ void DeviceDiscovery::OnDevices(const std::string& configuration,
   auto it = configs_.find(configuration);
   if (it == configs_.end() || !it->second.entry.error().empty()) return;  // removed meanwhile
   it->second.devices = devices;
+  it->second.devices_known = true;
   it->second.heard = true;
   MarkDirtyLocked(it->second);
 }
@@ -240,6 +270,7 @@ regatta::v1::ReportDevicesRequest DeviceDiscovery::BuildReportLocked(
 
 void DeviceDiscovery::ReportLoop() {
   absl::Duration backoff = options_.initial_backoff;
+  RepeatedFailureFilter failures;
   while (true) {
     std::string name;
     uint64_t version = 0;
@@ -249,16 +280,23 @@ void DeviceDiscovery::ReportLoop() {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         if (stopping_) return true;
+        const absl::Time now = absl::Now();
         for (const auto& [n, state] : configs_) {
-          if (state.dirty) return true;
+          if (state.dirty && !HeldLocked(state, now)) return true;
         }
         return false;
       };
+      // Held reports become ready when the grace ends, which no lock release signals.
+      if (absl::Now() < grace_ends_) {
+        mu_.AwaitWithTimeout(absl::Condition(&ready), grace_ends_ - absl::Now());
+      }
       mu_.Await(absl::Condition(&ready));
       if (stopping_) return;
+      const absl::Time now = absl::Now();
       const ConfigState* oldest = nullptr;
       for (const auto& [n, state] : configs_) {
-        if (state.dirty && (oldest == nullptr || state.dirty_order < oldest->dirty_order)) {
+        if (state.dirty && !HeldLocked(state, now) &&
+            (oldest == nullptr || state.dirty_order < oldest->dirty_order)) {
           oldest = &state;
           name = n;
         }
@@ -288,12 +326,27 @@ void DeviceDiscovery::ReportLoop() {
       if (!status.ok()) {
         LOG_ERROR("the server refused a device report; dropped", "configuration", name, "node",
                   options_.node_id, "error", status.error_message());
+      } else if (failures.ShouldLogRecovery()) {
+        LOG_INFO("the server takes this node's device reports again", "node", options_.node_id,
+                 "executor", options_.executor_id);
       }
       backoff = options_.initial_backoff;
       continue;
     }
-    LOG_WARN("reporting devices failed; retrying", "configuration", name, "node", options_.node_id,
-             "code", static_cast<int>(status.error_code()), "error", status.error_message());
+    // Logged once per distinct failure: retries every few seconds would flood the log.
+    if (failures.ShouldLogFailure(status.error_code(), status.error_message())) {
+      if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        LOG_WARN(
+            "the server does not take this node's device reports yet: the executor must be "
+            "connected and list the node in its lease requests; retrying until it does",
+            "node", options_.node_id, "executor", options_.executor_id, "reason",
+            status.error_message());
+      } else {
+        LOG_WARN("reporting devices failed; retrying (the same error is not logged again)",
+                 "configuration", name, "node", options_.node_id, "code",
+                 static_cast<int>(status.error_code()), "error", status.error_message());
+      }
+    }
     if (!SleepUnlessStopping(backoff)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }

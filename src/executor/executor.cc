@@ -208,8 +208,11 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Start(ExecutorOptions option
   }
   if (!e->options_.discovery_dir.empty()) {
     if (e->nodes_.size() > 1) {
-      LOG_WARN("the device agent discovers for the first node only", "node", e->nodes_[0].id(),
-               "nodes", e->nodes_.size());
+      LOG_WARN(
+          "the device agent discovers for the first node only; run `regatta agent --executor-id "
+          "E --node N --dir DIR` for each other node",
+          "node", e->nodes_[0].id(), "nodes", e->nodes_.size(), "executor",
+          e->options_.executor_id);
     }
     DeviceDiscoveryOptions discovery;
     discovery.dir = e->options_.discovery_dir;

@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/e2e/up_fixture.h"
+#include "tests/e2e/devices_fixture.h"
 
 namespace regatta::testing {
 namespace {
@@ -77,17 +77,10 @@ struct NodeProcesses {
   std::unique_ptr<Child> shared_handler;
 };
 
-class DevicesE2eTest : public UpFixture {
+class DevicesE2eTest : public DevicesFixture {
  protected:
   std::vector<std::string> ExtraUpArgs() const override {
     return {"--set", "executor.embedded=false", "--set", "scheduling.executorTimeout=3s"};
-  }
-
-  void SetUp() override {
-    // Unix socket paths must stay short: discovery directories live under /tmp.
-    char pattern[] = "/tmp/rgdeve2e.XXXXXX";
-    scratch_ = mkdtemp(pattern);
-    UpFixture::SetUp();
   }
 
   void TearDown() override {
@@ -98,12 +91,8 @@ class DevicesE2eTest : public UpFixture {
       }
     }
     nodes_.clear();
-    UpFixture::TearDown();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    DevicesFixture::TearDown();
   }
-
-  std::string Stderr(const std::string& name) const { return (dir_ / (name + ".stderr")).string(); }
 
   void StartExecutor(const std::string& node) {
     NodeProcesses& n = nodes_[node];
@@ -134,37 +123,6 @@ class DevicesE2eTest : public UpFixture {
          "--shared", "--availability-file", n.availability_file},
         Stderr("dh-shared-" + node)));
     ASSERT_TRUE(n.shared_handler->WaitForLine("serving on", std::chrono::seconds(10)));
-  }
-
-  // "<configuration>/<device id>@<node>,<node>" per Instance, sorted.
-  std::vector<std::string> Instances() {
-    RunResult r = Cli({"instances", "list", "-o", "json"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    json doc = json::parse(r.out, nullptr, false);
-    std::vector<std::string> out;
-    if (!doc.is_object() || !doc.contains("instances")) return out;
-    for (const json& i : doc["instances"]) {
-      std::vector<std::string> nodes = i.value("nodes", std::vector<std::string>());
-      out.push_back(absl::StrCat(i.value("configurationName", ""), "/", i.value("deviceId", ""),
-                                 "@", absl::StrJoin(nodes, ",")));
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  bool WaitForInstances(std::vector<std::string> expected,
-                        std::chrono::seconds timeout = std::chrono::seconds(20)) {
-    std::sort(expected.begin(), expected.end());
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<std::string> seen;
-    while (std::chrono::steady_clock::now() < deadline) {
-      seen = Instances();
-      if (seen == expected) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "instances are " << ::testing::PrintToString(seen) << ", expected "
-                  << ::testing::PrintToString(expected);
-    return false;
   }
 
   // Node → error of a Configuration's status ("" when discovery works there).
@@ -207,11 +165,8 @@ class DevicesE2eTest : public UpFixture {
 
   // Instance name -> "<configuration>/<device id>".
   std::map<std::string, std::string> InstanceDevices() {
-    RunResult r = Cli({"instances", "list", "-o", "json"});
-    json doc = json::parse(r.out, nullptr, false);
     std::map<std::string, std::string> out;
-    if (!doc.is_object() || !doc.contains("instances")) return out;
-    for (const json& i : doc["instances"]) {
+    for (const json& i : InstancesJson()) {
       out[i.value("name", "")] =
           absl::StrCat(i.value("configurationName", ""), "/", i.value("deviceId", ""));
     }
@@ -233,7 +188,6 @@ class DevicesE2eTest : public UpFixture {
     return false;
   }
 
-  std::string scratch_;
   std::map<std::string, NodeProcesses> nodes_;
 };
 

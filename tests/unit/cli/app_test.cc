@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -496,6 +497,32 @@ TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
   EXPECT_EQ(r.err,
             "regatta: queue create: --permission \"team=submit\": subject \"team\" needs a kind: "
             "user:NAME or group:NAME (see 'regatta queue create --help')\n");
+}
+
+TEST_F(AppTest, AgentUsageErrorsNameTheFlag) {
+  unsetenv("REGATTA_DISCOVERY_DIR");
+  const std::string long_dir = absl::StrCat("/tmp/", std::string(100, 'd'));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"agent", "--node", "n1", "--dir", "/tmp/d"}, "--executor-id: required"},
+      {{"agent", "--executor-id", "", "--node", "n1", "--dir", "/tmp/d"},
+       "--executor-id: required"},
+      {{"agent", "--executor-id", "e1", "--dir", "/tmp/d"}, "--node: required"},
+      {{"agent", "--executor-id", "e1", "--node", "", "--dir", "/tmp/d"}, "--node: required"},
+      {{"agent", "--executor-id", "e1", "--node", std::string(1025, 'n'), "--dir", "/tmp/d"},
+       "--node: at most 1024 bytes"},
+      {{"agent", "--executor-id", "e1", "--node", "n1"}, "--dir: required"},
+      {{"agent", "--executor-id", "e1", "--node", "n1", "--dir", ""}, "--dir: required"},
+      {{"agent", "--executor-id", "e1", "--node", "n1", "--dir", long_dir},
+       "--dir: socket path '" + long_dir + "/agent-registration.sock' is 129 bytes"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = Run(args);
+    EXPECT_EQ(r.code, 2) << absl::StrJoin(args, " ") << ": " << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_THAT(r.err, StartsWith("regatta: agent: " + message)) << absl::StrJoin(args, " ");
+    EXPECT_THAT(r.err, HasSubstr("(see 'regatta agent --help')"));
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 TEST_F(AppTest, HelpExitsZero) {
