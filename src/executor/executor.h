@@ -49,7 +49,7 @@ struct ExecutorOptions {
   std::string logs_listen = "127.0.0.1:0";
   // The discovery directory of the device agent (executor.discovery.dir); empty: no agent. The
   // agent discovers for the first node (a local executor has one): a discovery directory is
-  // one node's, and simulated nodes have no devices.
+  // one node's. Other nodes (simulated ones too) get theirs from `regatta agent` processes.
   std::string discovery_dir;
 };
 
