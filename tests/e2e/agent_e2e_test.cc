@@ -67,10 +67,6 @@ struct NodeProcesses {
 
 class AgentE2eTest : public DevicesFixture {
  protected:
-  std::vector<std::string> ExtraUpArgs() const override {
-    return {"--set", "executor.embedded=false", "--set", "scheduling.executorTimeout=3s"};
-  }
-
   void TearDown() override {
     for (auto& [name, node] : nodes_) {
       // SIGTERM lets the handlers and agents remove their sockets.

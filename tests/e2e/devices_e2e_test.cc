@@ -79,10 +79,6 @@ struct NodeProcesses {
 
 class DevicesE2eTest : public DevicesFixture {
  protected:
-  std::vector<std::string> ExtraUpArgs() const override {
-    return {"--set", "executor.embedded=false", "--set", "scheduling.executorTimeout=3s"};
-  }
-
   void TearDown() override {
     for (auto& [name, node] : nodes_) {
       // SIGTERM lets the handlers and executors remove their sockets.
@@ -175,17 +171,8 @@ class DevicesE2eTest : public DevicesFixture {
 
   bool WaitForBrokers(std::vector<std::string> expected,
                       std::chrono::seconds timeout = std::chrono::seconds(30)) {
-    std::sort(expected.begin(), expected.end());
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<std::string> seen;
-    while (std::chrono::steady_clock::now() < deadline) {
-      seen = RunningBrokers();
-      if (seen == expected) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "running brokers are " << ::testing::PrintToString(seen) << ", expected "
-                  << ::testing::PrintToString(expected);
-    return false;
+    return WaitForList([this] { return RunningBrokers(); }, std::move(expected), "running brokers",
+                       timeout, std::chrono::milliseconds(100));
   }
 
   std::map<std::string, NodeProcesses> nodes_;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,10 +20,15 @@
 
 namespace regatta::testing {
 
-// UpFixture plus what the device tests share: a scratch directory short enough for discovery
-// sockets, and the Instances as the CLI lists them.
+// UpFixture plus what the device tests share: `regatta up` without its executor, a scratch
+// directory short enough for discovery sockets, and the Instances as the CLI lists them.
 class DevicesFixture : public UpFixture {
  protected:
+  // The tests start their own executors; a killed one is declared lost after 3 s.
+  std::vector<std::string> ExtraUpArgs() const override {
+    return {"--set", "executor.embedded=false", "--set", "scheduling.executorTimeout=3s"};
+  }
+
   void SetUp() override {
     // Unix socket paths must stay short: discovery directories live under /tmp.
     char pattern[] = "/tmp/rgdev.XXXXXX";
@@ -62,15 +69,23 @@ class DevicesFixture : public UpFixture {
 
   bool WaitForInstances(std::vector<std::string> expected,
                         std::chrono::seconds timeout = std::chrono::seconds(20)) {
+    return WaitForList([this] { return Instances(); }, std::move(expected), "instances", timeout,
+                       std::chrono::milliseconds(50));
+  }
+
+  // Polls `list` (a sorted list) until it is `expected`; a failure says what `what` was.
+  static bool WaitForList(const std::function<std::vector<std::string>()>& list,
+                          std::vector<std::string> expected, const std::string& what,
+                          std::chrono::seconds timeout, std::chrono::milliseconds poll) {
     std::sort(expected.begin(), expected.end());
     auto deadline = std::chrono::steady_clock::now() + timeout;
     std::vector<std::string> seen;
     while (std::chrono::steady_clock::now() < deadline) {
-      seen = Instances();
+      seen = list();
       if (seen == expected) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(poll);
     }
-    ADD_FAILURE() << "instances are " << ::testing::PrintToString(seen) << ", expected "
+    ADD_FAILURE() << what << " are " << ::testing::PrintToString(seen) << ", expected "
                   << ::testing::PrintToString(expected);
     return false;
   }
