@@ -145,7 +145,7 @@ executor::SimulatedExecutorOptions SimulatedExecutorOptionsFrom(const ExecutorCo
   e.executor = ExecutorOptionsFrom(config);
   e.executor.nodes.clear();          // the simulated nodes replace them
   e.executor.logs_listen.clear();    // simulated runs have no logs
-  e.executor.discovery_dir.clear();  // simulated nodes have no devices
+  e.executor.discovery_dir.clear();  // simulated nodes get devices from `regatta agent`
   e.node_groups = config.simulated.node_groups;
   e.duration = config.simulated.duration;
   e.seed = config.simulated.seed;

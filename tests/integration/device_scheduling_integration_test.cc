@@ -84,14 +84,15 @@ class DeviceSchedulingTest : public PlatformTest {
   }
 
   // Asks for work (holding `holding`) until `want` new leases came, at most `attempts` times
-  // (each answered within 400 ms).
+  // (each answered within the server's lease wait, 500 ms; the call's deadline is longer so that
+  // it never cuts off a lease being sent, which the server would resend only after 10 s).
   std::vector<regatta::v1::JobRunLease> Leases(size_t want,
                                                const std::vector<std::string>& holding = {},
                                                int attempts = 25) {
     std::vector<regatta::v1::JobRunLease> out;
     for (int i = 0; i < attempts && out.size() < want; ++i) {
       auto ctx = Alice();
-      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(400));
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
       auto stream = executor_->LeaseJobRuns(ctx.get());
       if (stream->Write(Request(holding))) {
         regatta::v1::LeaseStreamMessage message;
