@@ -169,6 +169,36 @@ class DevicesE2eTest : public DevicesFixture {
     return out;
   }
 
+  // "<configuration>/<device id>@<node>:<port>" per ready endpoint of every instance service,
+  // sorted; the port is "3xxxx" when in the broker range.
+  std::vector<std::string> ServiceEndpoints() {
+    RunResult r = Cli({"services", "list", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, false);
+    std::vector<std::string> out;
+    if (!doc.is_object() || !doc.contains("services")) return out;
+    std::map<std::string, std::string> device_of = InstanceDevices();
+    for (const json& service : doc["services"]) {
+      const std::string instance = service.value("instanceName", "");
+      if (instance.empty() || !service.contains("endpoints")) continue;
+      EXPECT_EQ(service.value("name", ""), instance + "-svc");
+      for (const json& endpoint : service["endpoints"]) {
+        if (!endpoint.value("ready", false)) continue;
+        const int port = endpoint["ports"].value("stream", 0);
+        out.push_back(absl::StrCat(device_of[instance], "@", endpoint.value("node", ""), ":",
+                                   port >= 30000 && port <= 32767 ? "3xxxx" : absl::StrCat(port)));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  bool WaitForServices(std::vector<std::string> expected) {
+    return WaitForList([this] { return ServiceEndpoints(); }, std::move(expected),
+                       "instance service endpoints", std::chrono::seconds(30),
+                       std::chrono::milliseconds(100));
+  }
+
   bool WaitForBrokers(std::vector<std::string> expected,
                       std::chrono::seconds timeout = std::chrono::seconds(30)) {
     return WaitForList([this] { return RunningBrokers(); }, std::move(expected), "running brokers",
@@ -185,6 +215,9 @@ const std::vector<std::string> kEverything = {"cams/cam0@node-a,node-b", "echo/f
 const std::vector<std::string> kEveryBroker = {"cams/cam0@node-a", "cams/cam0@node-b",
                                                "echo/foo0@node-a", "echo/foo0@node-b",
                                                "echo/foo1@node-a", "echo/foo1@node-b"};
+// The echo Configuration's instance services: one per Instance, its broker ready.
+const std::vector<std::string> kEveryService = {"echo/foo0@node-a:3xxxx", "echo/foo0@node-b:3xxxx",
+                                                "echo/foo1@node-a:3xxxx", "echo/foo1@node-b:3xxxx"};
 const std::vector<std::string> kNodeABrokers = {"cams/cam0@node-a", "echo/foo0@node-a",
                                                 "echo/foo1@node-a"};
 
@@ -221,6 +254,7 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecu
 
   // Brokers run next to their devices and get the device and their service port.
   ASSERT_TRUE(WaitForBrokers(kEveryBroker));
+  ASSERT_TRUE(WaitForServices(kEveryService));
   RunResult foo = Cli({"jobs", "list", "--label", "regatta.dev/broker-node=node-a", "--state",
                        "RUNNING", "--all", "-o", "json"});
   json node_a = json::parse(foo.out, nullptr, false);
@@ -248,9 +282,11 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecu
   std::ofstream(nodes_["node-a"].availability_file) << "OFFLINE\n";
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
   ASSERT_TRUE(WaitForBrokers({"cams/cam0@node-b", "echo/foo0@node-b", "echo/foo1@node-b"}));
+  ASSERT_TRUE(WaitForServices({"echo/foo0@node-b:3xxxx", "echo/foo1@node-b:3xxxx"}));
   std::filesystem::remove(nodes_["node-a"].availability_file);
   ASSERT_TRUE(WaitForInstances(kEverything));
   ASSERT_TRUE(WaitForBrokers(kEveryBroker));
+  ASSERT_TRUE(WaitForServices(kEveryService));
 
   // SIGKILL node-b's executor: after the executor timeout its node leaves every Instance, and
   // the brokers that ran there are gone too.
@@ -258,12 +294,17 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecu
   ASSERT_TRUE(WaitForInstances({"cams/cam0@node-a", "echo/foo0@node-a", "echo/foo1@node-a"},
                                std::chrono::seconds(30)));
   ASSERT_TRUE(WaitForBrokers(kNodeABrokers));
+  ASSERT_TRUE(WaitForServices({"echo/foo0@node-a:3xxxx", "echo/foo1@node-a:3xxxx"}));
 
   // Deleting the Configurations removes everything, brokers included.
   RunResult deleted = Cli({"config", "delete", file});
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_EQ(Instances(), std::vector<std::string>());
   ASSERT_TRUE(WaitForBrokers({}));
+  RunResult services = Cli({"services", "list", "-o", "json"});
+  ASSERT_EQ(services.exit_code, 0) << services.err;
+  json none = json::parse(services.out, nullptr, false);
+  EXPECT_TRUE(!none.contains("services") || none["services"].empty()) << services.out;
 }
 
 constexpr char kOneSlot[] = R"(kind: Configuration
