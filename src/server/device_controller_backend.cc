@@ -41,15 +41,7 @@ absl::StatusOr<devices::BrokerJob> BrokerFromDetails(const pb::JobDetails& detai
     return absl::InvalidArgumentError(
         absl::StrCat("label ", devices::kBrokerAttemptLabel, ": not a count: '", attempt, "'"));
   }
-  for (const auto& [key, value] : details.job().annotations()) {
-    if (!absl::StartsWith(key, devices::kBrokerPortAnnotationPrefix)) continue;
-    int port = 0;
-    if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("annotation ", key, ": not a port: '", value, "'"));
-    }
-    broker.ports[key.substr(strlen(devices::kBrokerPortAnnotationPrefix))] = port;
-  }
+  ASSIGN_OR_RETURN(broker.ports, devices::BrokerPortsOf(details.job().annotations()));
   broker.submitted = api::FromTimestamp(details.summary().submit_time());
   broker.active = !store::IsTerminal(details.summary().state());
   if (!broker.active) {

@@ -26,6 +26,11 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "regatta/v1/devices.pb.h"
 #include "regatta/v1/submit_service.pb.h"
@@ -48,6 +53,24 @@ std::string InstanceServiceName(absl::string_view instance);
 std::string ConfigurationServiceName(absl::string_view configuration);
 // The environment variable a broker finds its port of `port_name` in: REGATTA_PORT_<NAME>.
 std::string BrokerPortVariable(absl::string_view port_name);
+
+// A broker's ports (port name -> port) from its job's annotations (any map of strings);
+// INVALID_ARGUMENT naming the annotation when one is not a port.
+template <typename Annotations>
+absl::StatusOr<std::map<std::string, int>> BrokerPortsOf(const Annotations& annotations) {
+  std::map<std::string, int> ports;
+  for (const auto& [key, value] : annotations) {
+    if (!absl::StartsWith(key, kBrokerPortAnnotationPrefix)) continue;
+    int port = 0;
+    if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("annotation ", key, ": '", value, "' is not a port (1..65535)"));
+    }
+    ports[std::string(absl::string_view(key).substr(sizeof(kBrokerPortAnnotationPrefix) - 1))] =
+        port;
+  }
+  return ports;
+}
 
 // A broker job that exists (from the job views, by its labels).
 struct BrokerJob {

@@ -29,20 +29,6 @@ const std::string* Label(const ServiceBroker& broker, const char* key) {
 }
 
 // The broker's ports, or why it cannot be read.
-absl::StatusOr<std::map<std::string, int>> PortsOf(const ServiceBroker& broker) {
-  std::map<std::string, int> ports;
-  for (const auto& [key, value] : broker.annotations) {
-    if (!absl::StartsWith(key, kBrokerPortAnnotationPrefix)) continue;
-    int port = 0;
-    if (!absl::SimpleAtoi(value, &port) || port < 1 || port > 65535) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("annotation ", key, ": '", value, "' is not a port (1..65535)"));
-    }
-    ports[key.substr(sizeof(kBrokerPortAnnotationPrefix) - 1)] = port;
-  }
-  return ports;
-}
-
 pb::ServiceEndpoint Endpoint(const ReadableBroker& broker, const std::string& instance,
                              const pb::ServiceSpec& spec,
                              const ExecutorAddressLookup& executor_logs_address) {
@@ -135,7 +121,7 @@ ComputedServices ComputeServices(const std::vector<pb::Configuration>& configura
                        " label; left out of the services"));
       continue;
     }
-    absl::StatusOr<std::map<std::string, int>> ports = PortsOf(broker);
+    absl::StatusOr<std::map<std::string, int>> ports = BrokerPortsOf(broker.annotations);
     if (!ports.ok()) {
       out.warnings.push_back(absl::StrCat("broker job ", broker.job_id, ": ",
                                           ports.status().message(), "; left out of the services"));
