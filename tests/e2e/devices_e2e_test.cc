@@ -307,6 +307,54 @@ TEST_F(DevicesE2eTest, TwoNodesTheirInstancesBrokersAvailabilityDeletionAndExecu
   EXPECT_TRUE(!none.contains("services") || none["services"].empty()) << services.out;
 }
 
+constexpr char kUdev[] = R"(kind: Configuration
+metadata: {name: null-device}
+spec:
+  discoveryHandler:
+    name: udev
+    discoveryDetails: |
+      udevRules: ['KERNEL=="null", SUBSYSTEM=="mem"']
+---
+kind: Configuration
+metadata: {name: bad-rules}
+spec:
+  discoveryHandler:
+    name: udev
+    discoveryDetails: |
+      udevRules: ['KERNEL=="null", PROGRAM=="/bin/true"']
+)";
+
+TEST_F(DevicesE2eTest, UdevFindsDevNullAndUnsupportedRulesAreAPlainStatusError) {
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  NodeProcesses& node = nodes_["node-a"];
+  node.local_handler = std::make_unique<Child>();
+  ASSERT_TRUE(node.local_handler->Start({RegattaBinary(), "dh", "udev", "--dir", node.dir},
+                                        Stderr("dh-udev")));
+  ASSERT_TRUE(node.local_handler->WaitForLine("serving on", std::chrono::seconds(10)))
+      << Slurp(Stderr("dh-udev"));
+  const std::string file = (dir_ / "scratch" / "udev.yaml").string();
+  std::ofstream(file) << kUdev;
+  RunResult applied = Cli({"config", "apply", file});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+
+  ASSERT_TRUE(WaitForInstances({"null-device//devices/virtual/mem/null@node-a"}));
+  RunResult listed = Cli({"instances", "list", "--configuration", "null-device", "-o", "json"});
+  json doc = json::parse(listed.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object() && doc.contains("instances")) << listed.out;
+  ASSERT_EQ(doc["instances"].size(), 1u);
+  const json& specs = doc["instances"][0]["deviceSpecs"];
+  ASSERT_EQ(specs.size(), 1u) << doc.dump();
+  EXPECT_EQ(specs[0].value("hostPath", ""), "/dev/null");
+
+  std::map<std::string, std::string> bad;
+  for (int i = 0; i < 200 && bad["node-a"].empty(); ++i) {
+    bad = Status("bad-rules");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_THAT(bad["node-a"], ::testing::HasSubstr("udevRules[0]")) << bad["node-a"];
+  EXPECT_THAT(bad["node-a"], ::testing::HasSubstr("PROGRAM")) << bad["node-a"];
+}
+
 constexpr char kOneSlot[] = R"(kind: Configuration
 metadata: {name: one}
 spec:
