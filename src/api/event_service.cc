@@ -50,6 +50,12 @@ grpc::Status EventService::GetJobSetEvents(grpc::ServerContext* call,
     absl::StatusOr<std::vector<eventlog::LogRecord>> records =
         ctx_->log->ReadJobSet(request->queue(), request->job_set(), after, kRecordsPerRead);
     if (!records.ok()) return ToGrpcStatus(records.status());
+    // Clients see only durable events (AppendVisible ones may still be syncing).
+    if (!records->empty()) {
+      if (absl::Status durable = ctx_->log->WaitDurable(records->back().offset); !durable.ok()) {
+        return ToGrpcStatus(durable);
+      }
+    }
     for (const auto& record : *records) {
       events.clear();
       ConvertRecord(record, &events);

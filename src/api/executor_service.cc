@@ -360,12 +360,18 @@ absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(
     }
   }
   if (!out.empty()) {
-    absl::StatusOr<std::vector<int64_t>> offsets = ctx_->log->Append(std::move(out));
+    // Visible first, so the pipeline engine can start a chain's next step while the log
+    // syncs; the executor is answered only once the events are durable.
+    absl::StatusOr<std::vector<int64_t>> offsets = ctx_->log->AppendVisible(std::move(out));
     if (!offsets.ok()) {
       return absl::UnavailableError(
           absl::StrCat("the event log did not take the events: ", offsets.status().message()));
     }
     if (on_runs_succeeded_ && !succeeded_jobs.empty()) on_runs_succeeded_(succeeded_jobs);
+    if (absl::Status durable = ctx_->log->WaitDurable(offsets->back()); !durable.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("the event log did not make the events durable: ", durable.message()));
+    }
   }
   // No wake-up for the scheduler: it cycles once the views include these events.
   registry_->Touch(request.executor_id(), ctx_->clock->Now());

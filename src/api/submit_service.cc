@@ -69,7 +69,8 @@ absl::Mutex& SubmitService::DedupLock(absl::string_view queue) {
 }
 
 absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
-    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request) {
+    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
+    eventlog::AppendWait wait) {
   // Authorize against the queue's permissions, then validate every item (all or nothing).
   ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kSubmit));
@@ -134,6 +135,12 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
 
   std::vector<EventSequence> batch;
   batch.push_back(std::move(seq));
+  if (wait == eventlog::AppendWait::kVisible) {
+    // Not durable yet: a client id stored now could outlive a submit lost in a machine crash
+    // and make its retry a "duplicate" of nothing. The ingester records these ids instead.
+    RETURN_IF_ERROR(ctx_->log->AppendVisible(std::move(batch)).status());
+    return response;
+  }
   RETURN_IF_ERROR(ctx_->log->Append(std::move(batch)).status());
   if (!new_client_ids.empty()) {
     // The jobs are durable already; losing the ids only weakens dedup for a retry, so a failure

@@ -46,8 +46,11 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
                                  regatta::v1::PreemptOnExecutorResponse* response) override;
 
   // The transport-neutral cores (also used by tests and benchmarks).
+  // `wait` kVisible is for internal submitters that recover a lost submit themselves (the
+  // pipeline engine): the jobs are visible at once and durable shortly after.
   absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
-      const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request);
+      const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
+      eventlog::AppendWait wait = eventlog::AppendWait::kDurable);
   absl::StatusOr<regatta::v1::CancelJobsResponse> Cancel(
       const auth::Principal& principal, const regatta::v1::CancelJobsRequest& request);
   absl::Status CancelSet(const auth::Principal& principal,

@@ -2,8 +2,10 @@
 #define REGATTA_SRC_EVENTLOG_EVENT_LOG_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -17,6 +19,10 @@ struct LogRecord {
   regatta::v1::EventSequence sequence;
 };
 
+// What the caller of an append waits for: durability (EventLog::Append), or only visibility
+// (EventLog::AppendVisible).
+enum class AppendWait { kDurable, kVisible };
+
 // The source of truth. Backends: SQLite (embedded), NATS JetStream (later). Every backend
 // passes tests/conformance/event_log_conformance.h.
 class EventLog {
@@ -29,6 +35,21 @@ class EventLog {
   virtual absl::StatusOr<std::vector<int64_t>> Append(
       std::vector<regatta::v1::EventSequence> sequences) = 0;
 
+  // As Append, but returns once the records are committed and visible to readers (Read,
+  // LastOffset, WaitForAppend), which may be before they are durable. They become durable in
+  // order: once a record is durable, so is every record before it. A process crash loses
+  // nothing either way; a machine crash may lose such a tail. Use it where that loss is
+  // recoverable, or call WaitDurable before telling anyone outside the process. Backends
+  // without the distinction append durably.
+  virtual absl::StatusOr<std::vector<int64_t>> AppendVisible(
+      std::vector<regatta::v1::EventSequence> sequences) {
+    return Append(std::move(sequences));
+  }
+
+  // Blocks until every record up to `offset` is durable. An error means the log can no longer
+  // promise durability (e.g. fsync failed) or is closed.
+  virtual absl::Status WaitDurable(int64_t /*offset*/) { return absl::OkStatus(); }
+
   // Up to `max_records` records with offset > `after`, in offset order.
   virtual absl::StatusOr<std::vector<LogRecord>> Read(int64_t after, int max_records) = 0;
 
@@ -37,7 +58,7 @@ class EventLog {
                                                             absl::string_view job_set,
                                                             int64_t after, int max_records) = 0;
 
-  // Offset of the last durable record; 0 when the log is empty.
+  // Offset of the last visible record (see AppendVisible); 0 when the log is empty.
   virtual int64_t LastOffset() = 0;
 
   // Blocks until LastOffset() > `after` or `deadline` passes; returns LastOffset().

@@ -20,7 +20,9 @@ absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> seq
       has_cache_entries = has_cache_entries || event.has_cache_entry_created();
     }
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->Append(std::move(sequences)));
+  // The engine's progress is recoverable (it is derived again from the runs' jobs after a
+  // restart), so it need not wait for the log to sync.
+  ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->AppendVisible(std::move(sequences)));
   if (has_cache_entries && !offsets.empty()) {
     const int64_t last = *std::max_element(offsets.begin(), offsets.end());
     int64_t seen = cache_entries_offset_.load();
@@ -42,7 +44,10 @@ auth::Principal PlatformPipelineBackend::OwnerOf(absl::string_view owner,
 
 absl::StatusOr<pb::SubmitJobsResponse> PlatformPipelineBackend::Submit(
     absl::string_view owner, const pb::SubmitJobsRequest& request) {
-  return submit_->Submit(OwnerOf(owner, request.job_set()), request);
+  // A launch lost in a machine crash is launched again after the restart (the engine derives
+  // what to launch from the durable log), so the step need not wait for the log to sync.
+  return submit_->Submit(OwnerOf(owner, request.job_set()), request,
+                         eventlog::AppendWait::kVisible);
 }
 
 absl::Status PlatformPipelineBackend::Cancel(absl::string_view owner,

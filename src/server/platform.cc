@@ -85,6 +85,9 @@ struct Platform::Impl {
 
 namespace {
 
+// The ingester that maintains views.db (its consumer offset is stored there).
+constexpr char kViewsConsumer[] = "query";
+
 absl::StatusOr<std::string> PrepareDataDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -207,13 +210,31 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   log_options.max_record_bytes = config.max_log_record_bytes;
   ASSIGN_OR_RETURN(impl->log,
                    eventlog::SqliteEventLog::Open(impl->data_dir + "/log.db", log_options));
-  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(impl->data_dir + "/views.db"));
+  const std::string views_path = impl->data_dir + "/views.db";
+  ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(views_path));
+  // The views can only be ahead of the log if a machine crash lost the log's unsynced tail
+  // (see EventLog::AppendVisible) after the ingester had applied it: rebuild them from the log.
+  ASSIGN_OR_RETURN(const int64_t views_offset, impl->store->GetConsumerOffset(kViewsConsumer));
+  if (views_offset > impl->log->LastOffset()) {
+    LOG_WARN("the views are ahead of the event log; rebuilding them from the log", "views_offset",
+             views_offset, "log_offset", impl->log->LastOffset());
+    impl->store.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::error_code removed;
+      std::filesystem::remove(views_path + suffix, removed);
+      if (removed) {
+        return absl::InternalError(absl::StrCat("cannot remove ", views_path, suffix,
+                                                " to rebuild the views: ", removed.message()));
+      }
+    }
+    ASSIGN_OR_RETURN(impl->store, store::SqliteStore::Open(views_path));
+  }
   // Small ingest transactions: the API's client-id writes share the store's write lock, so a
   // long ingest batch would stall submits that carry client ids.
   ingest::IngesterOptions ingest_options;
   ingest_options.max_mutations_per_batch = 2000;
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
-                                                      "query", ingest_options);
+                                                      kViewsConsumer, ingest_options);
   Impl* raw = impl.get();
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);

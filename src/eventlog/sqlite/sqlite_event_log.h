@@ -22,14 +22,23 @@ struct sqlite3_stmt;
 
 namespace regatta::eventlog {
 
-// The embedded EventLog: one SQLite database file in WAL mode with synchronous=FULL.
+// The embedded EventLog: one SQLite database file in WAL mode.
 //
 // Appends are group-committed: each caller serializes its batch on its own thread. A caller
 // that finds the log idle commits its batch itself (no thread switch on the path of a lone
 // append); otherwise it enqueues the batch and blocks, and one writer thread drains everything
-// pending into a single transaction once the current commit is done, commits it (one fsync for
-// all of them), assigns offsets and wakes the callers. Reads run on a small
-// pool of separate read-only connections, which WAL lets proceed alongside the writer.
+// pending into a single transaction once the current commit is done, commits it, assigns
+// offsets and wakes the callers. Reads run on a small pool of separate read-only connections,
+// which WAL lets proceed alongside the writer.
+//
+// Commit and durability are separate steps. A commit (synchronous=NORMAL) writes the WAL and
+// makes the records visible; durability is an fdatasync of the WAL file, group-synced apart
+// from commits: a waiter that finds no sync running runs one covering everything visible, the
+// others wait for it (one fsync for all). So an append that needs durability (Append) does not
+// hold up appends that do not (AppendVisible), and readers in this process see a record as
+// soon as it is committed. WAL frames are written in commit order, so a synced record implies
+// every earlier one; checkpoints sync the WAL and the database file (SQLite's NORMAL rules)
+// before the WAL starts over.
 //
 // One SqliteEventLog per database file: offsets are assigned by this process's committer,
 // so a second writer on the same file would make appends fail (primary-key conflicts), never
@@ -57,6 +66,10 @@ class SqliteEventLog final : public EventLog {
     int page_size = 16384;
     // Test hook: called on the committing thread before each transaction begins.
     std::function<void()> before_commit_for_testing;
+    // Test hook: called on the committing thread after each commit, before it is published.
+    std::function<void()> before_publish_for_testing;
+    // Test hook: called on the syncing thread before each fdatasync of the WAL.
+    std::function<void()> before_sync_for_testing;
   };
 
   // Counters for tests, benchmarks and metrics.
@@ -66,6 +79,7 @@ class SqliteEventLog final : public EventLog {
     int64_t records = 0;         // sequences committed
     int64_t queued_appends = 0;  // Append calls waiting for the writer right now
     int64_t checkpoints = 0;     // WAL checkpoints run (background and forced)
+    int64_t syncs = 0;           // fdatasyncs of the WAL that made records durable
   };
 
   static constexpr int kSchemaVersion = 1;
@@ -91,6 +105,9 @@ class SqliteEventLog final : public EventLog {
 
   absl::StatusOr<std::vector<int64_t>> Append(
       std::vector<regatta::v1::EventSequence> sequences) override;
+  absl::StatusOr<std::vector<int64_t>> AppendVisible(
+      std::vector<regatta::v1::EventSequence> sequences) override;
+  absl::Status WaitDurable(int64_t offset) override;
   absl::StatusOr<std::vector<LogRecord>> Read(int64_t after, int max_records) override;
   absl::StatusOr<std::vector<LogRecord>> ReadJobSet(absl::string_view queue,
                                                     absl::string_view job_set, int64_t after,
@@ -99,6 +116,8 @@ class SqliteEventLog final : public EventLog {
   // Also returns early once the log is closed.
   int64_t WaitForAppend(int64_t after, absl::Time deadline) override;
 
+  // Offset of the last durable record.
+  int64_t DurableOffset();
   Stats GetStats();
   const std::string& path() const { return path_; }
 
@@ -120,8 +139,15 @@ class SqliteEventLog final : public EventLog {
   struct ReadConnection;
 
   SqliteEventLog(std::string path, Options options, sqlite3* writer, int64_t last_offset);
+  // Commits (Append without the durability wait).
+  absl::StatusOr<std::vector<int64_t>> Commit(std::vector<regatta::v1::EventSequence> sequences);
 
   absl::Status PrepareWriter();
+  // Opens the WAL file for syncing and makes it and what it holds durable.
+  absl::Status OpenWalForSync();
+  // Syncs the WAL (covering everything published so far) and advances durable_offset_. Only
+  // the holder of syncing_ calls it, without mu_.
+  absl::Status SyncWal(int64_t target);
   void WriterLoop();
   // Commits `batch` (one transaction; one per append if that fails), then marks each append
   // done and publishes the new last offset. Only the holder of writing_ calls it.
@@ -153,6 +179,15 @@ class SqliteEventLog final : public EventLog {
   // WAL frames the last checkpoint copied into the database file.
   int checkpointed_pages_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t published_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  // Records up to here are durable. Never ahead of published_offset_.
+  int64_t durable_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  // Someone is running SyncWal.
+  bool syncing_ ABSL_GUARDED_BY(mu_) = false;
+  // Set once an fdatasync failed: after that the log cannot tell what is on disk, so every
+  // later append and WaitDurable fails with it (restart to recover, as PostgreSQL does).
+  absl::Status sync_error_ ABSL_GUARDED_BY(mu_);
+  // The WAL file, opened for fdatasync only; -1 once closed.
+  int wal_fd_ ABSL_GUARDED_BY(mu_) = -1;
   Stats stats_ ABSL_GUARDED_BY(mu_);
   // Mirrors published_offset_ for lock-free LastOffset().
   std::atomic<int64_t> last_offset_{0};
