@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -378,6 +379,7 @@ void Executor::EnqueueLocked(const std::string& run_id, Event event) {
     }
     held.state = after;
   }
+  if (IsTerminalRunEvent(event)) ++outbox_ends_;
   outbox_.push_back(PendingEvent{run_id, std::move(event)});
 }
 
@@ -639,6 +641,12 @@ void Executor::ReportLoop() {
       if (stopping_ && give_up == absl::InfiniteFuture()) {
         give_up = absl::Now() + absl::Seconds(2);
       }
+      if (outbox_ends_ == 0 && !stopping_ && options_.report_linger > absl::ZeroDuration()) {
+        auto end_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return outbox_ends_ > 0 || stopping_;
+        };
+        mu_.AwaitWithTimeout(absl::Condition(&end_or_stop), options_.report_linger);
+      }
       // One sequence per run of consecutive events of the same job set.
       regatta::v1::EventSequence* seq = nullptr;
       for (const PendingEvent& pending : outbox_) {
@@ -667,7 +675,10 @@ void Executor::ReportLoop() {
       if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
         // The server will never take these; drop them rather than block every later report.
         absl::MutexLock lock(&mu_);
-        for (size_t i = 0; i < taken && !outbox_.empty(); ++i) outbox_.pop_front();
+        for (size_t i = 0; i < taken && !outbox_.empty(); ++i) {
+          if (IsTerminalRunEvent(outbox_.front().event)) --outbox_ends_;
+          outbox_.pop_front();
+        }
         continue;
       }
       absl::MutexLock lock(&mu_);
@@ -682,7 +693,10 @@ void Executor::ReportLoop() {
       absl::MutexLock lock(&mu_);
       for (size_t i = 0; i < taken && !outbox_.empty(); ++i) {
         const PendingEvent& pending = outbox_.front();
-        if (IsTerminalRunEvent(pending.event)) finished.push_back(pending.run_id);
+        if (IsTerminalRunEvent(pending.event)) {
+          finished.push_back(pending.run_id);
+          --outbox_ends_;
+        }
         outbox_.pop_front();
       }
       for (const std::string& run_id : response.ignored_run_ids()) {

@@ -43,6 +43,10 @@ struct ExecutorOptions {
   std::string authorization;
   // Longest gap between lease requests (the server's lease wait usually answers sooner).
   absl::Duration heartbeat = absl::Seconds(2);
+  // A report holding only runs' starts (PENDING, RUNNING) waits up to this long for a run's
+  // end, so a run that ends at once (a trivial pipeline step) is reported in one call and one
+  // durable append rather than two, the second waiting for the first.
+  absl::Duration report_linger = absl::Milliseconds(1);
   // At most this many runs at once (0: only resources limit).
   int max_runs = 0;
   // Where to serve run logs to the server ("host:port", port 0 picks one); empty: nowhere.
@@ -135,6 +139,8 @@ class Executor {
     regatta::v1::Event event;
   };
   std::deque<PendingEvent> outbox_ ABSL_GUARDED_BY(mu_);
+  // How many events in outbox_ end a run.
+  int outbox_ends_ ABSL_GUARDED_BY(mu_) = 0;
   // Leases received, not yet taken by a starter thread.
   std::deque<regatta::v1::JobRunLease> lease_queue_ ABSL_GUARDED_BY(mu_);
   // Runs whose end the server acknowledged, most recent last (bounded).

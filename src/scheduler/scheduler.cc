@@ -1,6 +1,7 @@
 #include "src/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <set>
@@ -28,7 +29,7 @@ class Scheduler::Publication {
       : clock_(clock), user_(std::move(user)) {}
 
   // A new event in the sequence of (queue, job_set); `after` runs with the sequence's offset
-  // once the append is durable.
+  // once the append returns (see Publish).
   Event* Add(const std::string& queue, const std::string& job_set,
              std::function<void(int64_t)> after) {
     auto [it, inserted] = index_.try_emplace(std::make_pair(queue, job_set), entries_.size());
@@ -54,13 +55,26 @@ class Scheduler::Publication {
     return n;
   }
 
-  // Appends everything (durably), then runs the callbacks.
+  // Appends everything, then runs the callbacks. Decisions that executors act on (leases,
+  // cancellations, preemptions) wait until they are durable, so no executor starts or stops a
+  // run the log could forget. The others (a job's end after its run's, a requeue, an expired
+  // lease) follow from durable events and are decided again after a machine crash; they only
+  // wait for the commit, which keeps an fsync off a pipeline chain's path.
   absl::Status Publish(eventlog::EventLog* log) {
     if (entries_.empty()) return absl::OkStatus();
     std::vector<EventSequence> sequences;
     sequences.reserve(entries_.size());
-    for (Entry& e : entries_) sequences.push_back(e.sequence);
-    ASSIGN_OR_RETURN(std::vector<int64_t> offsets, log->Append(std::move(sequences)));
+    bool executors_act = false;
+    for (Entry& e : entries_) {
+      for (const Event& event : e.sequence.events()) {
+        executors_act = executors_act || event.has_job_run_leased() || event.has_job_cancelled() ||
+                        event.has_job_preempted();
+      }
+      sequences.push_back(e.sequence);
+    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> offsets, executors_act
+                                                       ? log->Append(std::move(sequences))
+                                                       : log->AppendVisible(std::move(sequences)));
     for (size_t i = 0; i < entries_.size() && i < offsets.size(); ++i) {
       for (auto& after : entries_[i].after) after(offsets[i]);
     }
@@ -272,11 +286,12 @@ absl::Status Scheduler::RunCycle() {
     revisit_ = std::move(touched);
     return s;
   }
-  // Everything the cycle decides goes into one durable append: outcomes of ended runs, expired
+  // Everything the cycle decides goes into one append: outcomes of ended runs, expired
   // runs of lost executors, and new leases. A job requeued here is placed in the next cycle,
   // which follows at once because the append moves the views.
   // The cycle's changes to the JobDb (expired runs, decisions, leases) become visible only
-  // once their events are durable; a failed append aborts them all.
+  // once their events are in the log (durable if executors act on them; see Publish); a
+  // failed append aborts them all.
   Publication out(clock_, options_.user_id);
   std::unique_ptr<JobDb::Txn> txn = job_db_.Begin();
   ExpireLostExecutors(out, touched, *txn);

@@ -28,14 +28,23 @@ namespace {
 using regatta::v1::Event;
 using regatta::v1::EventSequence;
 
-// The log, with appends refused on demand (a full disk, a lost leadership).
+// The log, with appends refused on demand (a full disk, a lost leadership) and counted by
+// what they wait for.
 class RefusingLog final : public eventlog::EventLog {
  public:
   explicit RefusingLog(eventlog::EventLog* log) : log_(log) {}
   absl::StatusOr<std::vector<int64_t>> Append(std::vector<EventSequence> sequences) override {
+    ++durable_appends;
     if (refuse) return absl::UnavailableError("append refused by the test");
     return log_->Append(std::move(sequences));
   }
+  absl::StatusOr<std::vector<int64_t>> AppendVisible(
+      std::vector<EventSequence> sequences) override {
+    ++visible_appends;
+    if (refuse) return absl::UnavailableError("append refused by the test");
+    return log_->AppendVisible(std::move(sequences));
+  }
+  absl::Status WaitDurable(int64_t offset) override { return log_->WaitDurable(offset); }
   absl::StatusOr<std::vector<eventlog::LogRecord>> Read(int64_t after, int max) override {
     return log_->Read(after, max);
   }
@@ -49,6 +58,8 @@ class RefusingLog final : public eventlog::EventLog {
     return log_->WaitForAppend(after, deadline);
   }
   bool refuse = false;
+  int durable_appends = 0;
+  int visible_appends = 0;
 
  private:
   eventlog::EventLog* log_;
@@ -282,6 +293,33 @@ TEST_F(SchedulerIntegrationTest, NoExecutorMeansNoLeasesAndSucceededRunsEndTheir
   for (const auto& j : *jobs) ++states[j.state];
   EXPECT_EQ(states[regatta::v1::JOB_STATE_SUCCEEDED], 2);
   EXPECT_EQ(states[regatta::v1::JOB_STATE_LEASED], 1);
+}
+
+// Executors act on leases, so a cycle that leases waits until its append is durable; a job's
+// end after its run's follows from durable events and waits only for the commit.
+TEST_F(SchedulerIntegrationTest, LeasesAreDurableBeforeTheyCountAJobsEndIsOnlyCommitted) {
+  CreateQueue("q", 1.0);
+  SubmitJobs("q", 1);
+  Ingested();
+  RefusingLog log(log_.get());
+  StartScheduler({}, &log);
+  ReportNode("exec", "node", "2");
+  const int durable = log.durable_appends;
+  const int visible = log.visible_appends;
+  std::map<std::string, const JobRecord*> leased = Cycle();
+  ASSERT_EQ(leased.size(), 1u);
+  EXPECT_EQ(log.durable_appends, durable + 1);
+  EXPECT_EQ(log.visible_appends, visible);
+  RunEvents(*leased.begin()->second, leased.begin()->first, /*finish=*/true);
+  Ingested();
+  EXPECT_TRUE(Cycle().empty());
+  EXPECT_EQ(log.durable_appends, durable + 1);
+  EXPECT_EQ(log.visible_appends, visible + 1);
+  int succeeded = 0;
+  scheduler_->job_db().ForEachJob([&](const JobRecord& job) {
+    succeeded += job.state == regatta::v1::JOB_STATE_SUCCEEDED ? 1 : 0;
+  });
+  EXPECT_EQ(succeeded, 1);
 }
 
 TEST_F(SchedulerIntegrationTest, RefusedPublishLeavesTheJobDbAsItWas) {

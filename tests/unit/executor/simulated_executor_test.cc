@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
@@ -70,10 +71,20 @@ class FakeExecutorService final : public regatta::v1::ExecutorService::Service {
   grpc::Status ReportEvents(grpc::ServerContext*, const regatta::v1::ReportEventsRequest* request,
                             regatta::v1::ReportEventsResponse*) override {
     absl::MutexLock lock(&mu_);
+    std::vector<Event::EventCase>& call = report_calls_.emplace_back();
     for (const auto& seq : request->sequences()) {
-      for (const Event& e : seq.events()) events_.push_back(e);
+      for (const Event& e : seq.events()) {
+        events_.push_back(e);
+        call.push_back(e.event_case());
+      }
     }
     return grpc::Status::OK;
+  }
+
+  // The kinds of events of each ReportEvents call, in call order.
+  std::vector<std::vector<Event::EventCase>> ReportCalls() {
+    absl::MutexLock lock(&mu_);
+    return report_calls_;
   }
 
   void Send(LeaseStreamMessage message) {
@@ -118,6 +129,7 @@ class FakeExecutorService final : public regatta::v1::ExecutorService::Service {
   absl::Mutex mu_;
   std::vector<LeaseStreamMessage> to_send_ ABSL_GUARDED_BY(mu_);
   std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<Event::EventCase>> report_calls_ ABSL_GUARDED_BY(mu_);
   regatta::v1::LeaseRequest last_request_ ABSL_GUARDED_BY(mu_);
   int requests_ ABSL_GUARDED_BY(mu_) = 0;
 };
@@ -144,6 +156,7 @@ class SimulatedExecutorTest : public ::testing::Test {
     options.executor.pool = "simpool";
     options.executor.heartbeat = absl::Milliseconds(20);
     options.executor.logs_listen = "";
+    options.executor.report_linger = report_linger_;
     options.node_groups = TwoSmallNodesAndAGpuNode();
     options.duration.kind = DurationDistribution::Kind::kConstant;
     options.duration.value = absl::Minutes(10);
@@ -175,6 +188,7 @@ class SimulatedExecutorTest : public ::testing::Test {
     return kinds;
   }
 
+  absl::Duration report_linger_ = ExecutorOptions().report_linger;
   FakeClock clock_;
   FakeExecutorService service_;
   std::unique_ptr<grpc::Server> server_;
@@ -215,6 +229,30 @@ TEST_F(SimulatedExecutorTest, ARunGoesPendingRunningAndSucceedsWhenItsDurationHa
   EXPECT_EQ(Kinds("r1"),
             (std::vector<Event::EventCase>{Event::kJobRunPending, Event::kJobRunRunning,
                                            Event::kJobRunSucceeded}));
+}
+
+// The report of a run's start waits (report_linger) for its end: one call, so one durable
+// append on the server, for a run that ends at once. A long linger makes it deterministic.
+TEST_F(SimulatedExecutorTest, ARunThatEndsAtOnceIsReportedInOneCall) {
+  report_linger_ = absl::Seconds(30);
+  StartExecutor();
+  Lease("r1", "sim-0000", "1", {{kSimulatedDurationAnnotation, "0s"}});
+  ASSERT_TRUE(service_.WaitForEvent("r1", Event::kJobRunSucceeded).has_value());
+  EXPECT_THAT(service_.ReportCalls(),
+              ::testing::ElementsAre(::testing::ElementsAre(
+                  Event::kJobRunPending, Event::kJobRunRunning, Event::kJobRunSucceeded)));
+}
+
+// A run that goes on is reported running after the linger, without waiting for its end.
+TEST_F(SimulatedExecutorTest, ARunningRunIsReportedOnceTheLingerHasPassed) {
+  report_linger_ = absl::Milliseconds(50);
+  StartExecutor();
+  const absl::Time leased = absl::Now();
+  Lease("r1", "sim-0000", "1", {{kSimulatedDurationAnnotation, "90s"}});
+  ASSERT_TRUE(service_.WaitForEvent("r1", Event::kJobRunRunning).has_value());
+  EXPECT_GE(absl::Now() - leased, absl::Milliseconds(50));
+  EXPECT_THAT(service_.ReportCalls(), ::testing::ElementsAre(::testing::ElementsAre(
+                                          Event::kJobRunPending, Event::kJobRunRunning)));
 }
 
 TEST_F(SimulatedExecutorTest, WithoutAnnotationTheRunLastsTheConfiguredDuration) {
