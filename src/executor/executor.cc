@@ -13,6 +13,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 
 namespace regatta::executor {
 namespace {
@@ -201,11 +202,23 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Start(ExecutorOptions option
       new Executor(std::move(options), std::move(backend), std::move(channel), clock));
   RETURN_IF_ERROR(executor->Init());
   Executor* e = executor.get();
-  e->result_thread_ = std::thread([e] { e->ResultLoop(); });
-  e->report_thread_ = std::thread([e] { e->ReportLoop(); });
-  e->lease_thread_ = std::thread([e] { e->LeaseLoop(); });
+  e->result_thread_ = std::thread([e] {
+    SetThreadName("rg-exec-result");
+    e->ResultLoop();
+  });
+  e->report_thread_ = std::thread([e] {
+    SetThreadName("rg-exec-report");
+    e->ReportLoop();
+  });
+  e->lease_thread_ = std::thread([e] {
+    SetThreadName("rg-exec-lease");
+    e->LeaseLoop();
+  });
   for (int i = 0; i < kStarterThreads; ++i) {
-    e->starter_threads_.emplace_back([e] { e->StartLoop(); });
+    e->starter_threads_.emplace_back([e] {
+      SetThreadName("rg-exec-start");
+      e->StartLoop();
+    });
   }
   if (!e->options_.discovery_dir.empty()) {
     if (e->nodes_.size() > 1) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 
 namespace regatta::ingest {
 namespace {
@@ -414,7 +415,10 @@ absl::Status Ingester::Start() {
     ingested_ = *offset;
   }
   LOG_INFO("ingester starting", "consumer", consumer_, "offset", *offset);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("rg-ingest");
+    Run();
+  });
   return absl::OkStatus();
 }
 

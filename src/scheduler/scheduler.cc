@@ -13,6 +13,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 #include "src/scheduler/round/pool_round.h"
 #include "src/store/list_all.h"
 
@@ -224,7 +225,10 @@ void Scheduler::StepDown() {
 absl::Status Scheduler::Start() {
   // A replica that does not lead yet starts its loop and catches up when it becomes leader.
   if (leader_->LeaderToken() != 0) RETURN_IF_ERROR(Initialize());
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("rg-scheduler");
+    Loop();
+  });
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 
 namespace regatta::devices {
 
@@ -93,7 +94,10 @@ void DeviceController::Start() {
   absl::MutexLock lock(&loop_mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("rg-devices");
+    Loop();
+  });
 }
 
 void DeviceController::Stop() {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 
 namespace regatta::eventlog {
 namespace {
@@ -210,8 +211,14 @@ absl::StatusOr<std::unique_ptr<SqliteEventLog>> SqliteEventLog::Open(const std::
                    OpenConnection(path, log->options_.busy_timeout, /*create=*/false));
   // A checkpoint syncs the WAL before copying it and the database file after.
   RETURN_IF_ERROR(Exec(log->checkpoint_db_, "PRAGMA synchronous = FULL", path));
-  log->writer_thread_ = std::thread([raw = log.get()] { raw->WriterLoop(); });
-  log->checkpointer_thread_ = std::thread([raw = log.get()] { raw->CheckpointerLoop(); });
+  log->writer_thread_ = std::thread([raw = log.get()] {
+    SetThreadName("rg-log-writer");
+    raw->WriterLoop();
+  });
+  log->checkpointer_thread_ = std::thread([raw = log.get()] {
+    SetThreadName("rg-log-ckpt");
+    raw->CheckpointerLoop();
+  });
   return log;
 }
 

@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 #include "src/executor/local/cgroup.h"
 #include "src/executor/local/files.h"
 #include "src/executor/local/proc.h"
@@ -231,7 +232,10 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
     if (wake_fd_ < 0) return local::ErrnoStatus(errno, "eventfd");
 
     RETURN_IF_ERROR(Recover());
-    thread_ = std::thread([this] { Loop(); });
+    thread_ = std::thread([this] {
+      SetThreadName("rg-supervisor");
+      Loop();
+    });
     return absl::OkStatus();
   }
 

@@ -11,6 +11,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
+#include "src/common/thread_name.h"
 #include "src/pipelines/placeholders/placeholders.h"
 
 namespace regatta::pipelines::engine {
@@ -74,7 +75,10 @@ absl::Status PipelineEngine::Start() {
     for (auto& [job, outcome] : ended) ObserveJobEnded(job, outcome.succeeded, outcome.error);
   }
   for (auto& [id, driver] : drivers_) Process(*driver);
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("rg-engine");
+    Loop();
+  });
   return absl::OkStatus();
 }
 
