@@ -232,6 +232,8 @@ void BM_SqliteAppend1Job(benchmark::State& state) {
     SqliteEventLog::Stats stats = g_fixture->log->GetStats();
     state.counters["appends_per_commit"] =
         stats.commits > 0 ? static_cast<double>(stats.appends) / stats.commits : 0;
+    state.counters["appends_per_sync"] =
+        stats.syncs > 0 ? static_cast<double>(stats.appends) / stats.syncs : 0;
     ReportBytesWritten(state);
     TearDownLog();
   }
@@ -241,6 +243,31 @@ BENCHMARK(BM_SqliteAppend1Job)
     ->Threads(8)
     ->UseRealTime()
     ->MeasureProcessCPUTime()  // the writer and checkpointer threads' CPU too
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(1.0);
+
+// AppendVisible of one-job sequences: the commit without the sync (what the pipeline engine's
+// submits and progress pay).
+void BM_SqliteAppendVisible1Job(benchmark::State& state) {
+  if (state.thread_index() == 0) SetUpLog(state, "visible1");
+  regatta::v1::EventSequence batch;
+  batch.set_queue("research");
+  batch.set_job_set("single");
+  *batch.add_events() = MakeSubmitJob(state.thread_index(), 0);
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<int64_t>> offsets = g_fixture->log->AppendVisible({batch});
+    if (!offsets.ok()) {
+      state.SkipWithError(offsets.status().ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) TearDownLog();
+}
+BENCHMARK(BM_SqliteAppendVisible1Job)
+    ->Threads(1)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(1.0);
 

@@ -13,7 +13,8 @@
 # step CACHED, no job). Two figures per run: the wall time of the CLI command (create → watched
 # to the end; includes its 50 ms polling), and the server's own create → finish time of the run.
 # Snakemake 7.21 (../shared/peers/snakemake_bench.sh): N independent `touch` jobs and a C-step
-# chain, cold and warm (up to date), --cores 2.
+# chain, cold and warm (up to date), --cores 2. BENCH_TMPDIR (see bench/scripts/lib.sh) places
+# both on another file system or directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build/default}
@@ -80,5 +81,7 @@ for key in fanout-cold fanout-cached chain-cold chain-cached; do
 done
 
 if [[ "${SKIP_SNAKEMAKE:-0}" != 1 ]]; then
-  REPS=1 bash "$here/../shared/peers/snakemake_bench.sh" "$N" "$C" | grep -E 'RESULT|snakemake [0-9]'
+  # In the same scratch directory as Regatta's data: both pay the same file system.
+  BASE="$work/snakemake" REPS=1 bash "$here/../shared/peers/snakemake_bench.sh" "$N" "$C" |
+    grep -E 'RESULT|snakemake [0-9]'
 fi

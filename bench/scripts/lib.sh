@@ -10,7 +10,10 @@ median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((
 
 # A scratch directory in $work, removed (and `regatta up` stopped) when the script exits.
 bench_workdir() {
-  work=$(mktemp -d -t "$1.XXXX")
+  # BENCH_TMPDIR: where the scratch directory (and so `regatta up`'s data) goes; default $TMPDIR
+  # or /tmp. On this VM /tmp's ext4 block group is so full of recently deleted inodes that a
+  # mkdir there takes ~0.8 ms (30 µs elsewhere on the same disk); see docs/benchmarks.md.
+  work=$(mktemp -d -p "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}" "$1.XXXX")
   up_pid=""
   trap 'bench_cleanup' EXIT
 }
@@ -20,11 +23,15 @@ bench_cleanup() {
   rm -rf "$work"
 }
 
-# Starts `regatta up` on a fresh $work/data with loopback port-0 listeners and any extra flags;
-# sets up_pid and server (host:port of its gRPC listener).
+# Starts `regatta up` on a fresh data directory ($work/data.<n>, set as $data) with loopback
+# port-0 listeners and any extra flags; sets up_pid and server (host:port of its gRPC listener).
+# Earlier data directories stay until the script exits: deleting thousands of files right before
+# a run slows every file the run creates (ext4 skips inodes freed in the last ~30 s when it
+# allocates, here ~0.3 ms per mkdir instead of ~30 µs), which would be measured as Regatta's.
 start_regatta_up() {
-  rm -rf "$work/data"
-  "$regatta" up --data-dir "$work/data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
+  bench_data_count=$(( ${bench_data_count:-0} + 1 ))
+  data="$work/data.$bench_data_count"
+  "$regatta" up --data-dir "$data" --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
     --set logging.level=warn "$@" > "$work/up.out" 2> "$work/up.err" &
   up_pid=$!
   for _ in $(seq 100); do grep -q 'gRPC: ' "$work/up.out" && break; sleep 0.1; done
