@@ -1,13 +1,6 @@
 #include "src/executor/local_executor.h"
 
-#include <filesystem>
-#include <string>
-#include <system_error>
-
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "src/common/annotations.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/executor/local/process_supervisor.h"
@@ -50,7 +43,6 @@ class ProcessBackend final : public RunBackend {
     }
     launch.memory_limit_bytes = RequestsOf(job).Get(ResourceNames::kMemory).milli() / 1000;
     launch.metadata = lease.SerializeAsString();
-    RETURN_IF_ERROR(CreateRunDirectories(job));
     return supervisor_->Start(launch);
   }
 
@@ -75,25 +67,6 @@ class ProcessBackend final : public RunBackend {
 };
 
 }  // namespace
-
-absl::Status CreateRunDirectories(const regatta::v1::Job& job) {
-  auto it = job.annotations().find(kCreateDirectoriesAnnotation);
-  if (it == job.annotations().end()) return absl::OkStatus();
-  for (absl::string_view dir : absl::StrSplit(it->second, '\n', absl::SkipEmpty())) {
-    if (!absl::StartsWith(dir, "/")) {
-      return absl::FailedPreconditionError(absl::StrCat("annotation ", kCreateDirectoriesAnnotation,
-                                                        ": \"", dir, "\" is not an absolute path"));
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(std::string(dir), ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot create the run's directory ", dir, " (annotation ",
-                       kCreateDirectoriesAnnotation, "): ", ec.message()));
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOptions options,
                                                              std::shared_ptr<grpc::Channel> channel,

@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
@@ -36,11 +35,6 @@ struct LocalExecutorOptions {
 absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOptions options,
                                                              std::shared_ptr<grpc::Channel> channel,
                                                              const Clock* clock);
-
-// Creates the directories `job` names in kCreateDirectoriesAnnotation (with their parents), as
-// the local executor does before it starts the job's process. FAILED_PRECONDITION, naming the
-// annotation or the directory, for a relative path or a directory that cannot be created.
-absl::Status CreateRunDirectories(const regatta::v1::Job& job);
 
 }  // namespace regatta::executor
 

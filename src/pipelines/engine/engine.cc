@@ -8,9 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
-#include "src/common/annotations.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/common/thread_name.h"
@@ -391,6 +389,23 @@ void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
         }
       }
     }
+    // The step writes its outputs into directories that must exist.
+    std::error_code ec;
+    std::filesystem::create_directories(launch.work_dir + "/outputs", ec);
+    for (const auto& [name, list] : launch.values.output_artifacts) {
+      for (const placeholders::RuntimeArtifact& a : list) {
+        absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri);
+        if (path.ok()) {
+          std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), ec);
+        }
+      }
+    }
+    if (ec) {
+      driver.OnLaunchFailed(launch.task_path,
+                            absl::StrCat("cannot create the step's directories: ", ec.message()),
+                            now);
+      continue;
+    }
     *request.add_items() = StepJob(driver, launch);
     submitted.push_back(&launch);
   }
@@ -445,17 +460,6 @@ pb::JobSubmitRequestItem PipelineEngine::StepJob(const RunDriver& driver,
   for (const ir::EnvVar& env : launch.container->env) {
     (*task.mutable_env())[env.name] = env.value;
   }
-  // The step writes its outputs into directories that must exist when it starts. Its executor
-  // creates them just before (as KFP's launcher does in the step's pod): off the engine's path,
-  // and not at all for a simulated step.
-  std::vector<std::string> directories = {launch.work_dir + "/outputs"};
-  for (const auto& [name, list] : launch.values.output_artifacts) {
-    for (const placeholders::RuntimeArtifact& a : list) {
-      absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri);
-      if (path.ok()) directories.push_back(std::filesystem::path(*path).parent_path().string());
-    }
-  }
-  (*item.mutable_annotations())[kCreateDirectoriesAnnotation] = absl::StrJoin(directories, "\n");
   auto& requests = *task.mutable_resources()->mutable_requests();
   requests["cpu"] = CpuOf(launch.container->resources, options_.default_cpu);
   requests["memory"] = MemoryOf(launch.container->resources, options_.default_memory);
