@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -396,6 +395,11 @@ void Executor::EnqueueLocked(const std::string& run_id, Event event) {
   outbox_.push_back(PendingEvent{run_id, std::move(event)});
 }
 
+void Executor::PopOutboxLocked() {
+  if (IsTerminalRunEvent(outbox_.front().event)) --outbox_ends_;
+  outbox_.pop_front();
+}
+
 void Executor::Enqueue(const std::string& run_id, Event event) {
   absl::MutexLock lock(&mu_);
   EnqueueLocked(run_id, std::move(event));
@@ -688,10 +692,7 @@ void Executor::ReportLoop() {
       if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
         // The server will never take these; drop them rather than block every later report.
         absl::MutexLock lock(&mu_);
-        for (size_t i = 0; i < taken && !outbox_.empty(); ++i) {
-          if (IsTerminalRunEvent(outbox_.front().event)) --outbox_ends_;
-          outbox_.pop_front();
-        }
+        for (size_t i = 0; i < taken && !outbox_.empty(); ++i) PopOutboxLocked();
         continue;
       }
       absl::MutexLock lock(&mu_);
@@ -706,11 +707,8 @@ void Executor::ReportLoop() {
       absl::MutexLock lock(&mu_);
       for (size_t i = 0; i < taken && !outbox_.empty(); ++i) {
         const PendingEvent& pending = outbox_.front();
-        if (IsTerminalRunEvent(pending.event)) {
-          finished.push_back(pending.run_id);
-          --outbox_ends_;
-        }
-        outbox_.pop_front();
+        if (IsTerminalRunEvent(pending.event)) finished.push_back(pending.run_id);
+        PopOutboxLocked();
       }
       for (const std::string& run_id : response.ignored_run_ids()) {
         auto it = held_.find(run_id);

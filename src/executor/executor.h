@@ -112,6 +112,8 @@ class Executor {
   void Enqueue(const std::string& run_id, regatta::v1::Event event) ABSL_LOCKS_EXCLUDED(mu_);
   void EnqueueLocked(const std::string& run_id, regatta::v1::Event event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the oldest event of outbox_, keeping outbox_ends_ true.
+  void PopOutboxLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   regatta::v1::Event NewEvent() const;
   void RequestLeases() ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -1,7 +1,6 @@
 #include "src/scheduler/scheduler.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <set>
