@@ -87,7 +87,8 @@ class SchedulerIntegrationTest : public ::testing::Test {
   }
 
   void StartScheduler(SchedulerOptions options = {}, eventlog::EventLog* log = nullptr) {
-    options.policy.priority_classes["default"] = {.name = "default", .priority = 1000};
+    options.policy.priority_classes.try_emplace(
+        "default", PriorityClassPolicy{.name = "default", .priority = 1000});
     options.executor_timeout = absl::Seconds(30);
     scheduler_ = std::make_unique<Scheduler>(
         log != nullptr ? log : log_.get(), store_.get(),
@@ -322,6 +323,60 @@ TEST_F(SchedulerIntegrationTest, LeasesAreDurableBeforeTheyCountAJobsEndIsOnlyCo
   EXPECT_EQ(succeeded, 1);
 }
 
+// Events of one kind in the whole log (Event::kJobRunLeased, kPartitionMarker, ...).
+int CountEvents(eventlog::EventLog& log, Event::EventCase kind) {
+  int count = 0;
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log.Read(0, 1'000'000);
+  EXPECT_TRUE(records.ok()) << records.status();
+  for (const auto& record : records.value_or(std::vector<eventlog::LogRecord>{})) {
+    for (const Event& e : record.sequence.events()) count += e.event_case() == kind;
+  }
+  return count;
+}
+
+// Fair-share preemption hands the victim's room to the preemptor in the same cycle. The victim's
+// process only ends a little later: no cycle in between, before or after the views say PREEMPTED,
+// may count that room again (the node would look over-committed and a second victim be taken).
+TEST_F(SchedulerIntegrationTest, APreemptedJobsRoomIsNotTakenTwiceWhileItsRunEnds) {
+  CreateQueue("batch", 1.0);
+  CreateQueue("other", 1.0);
+  Ingested();
+  SchedulerOptions options;
+  options.policy.priority_classes["default"] = {
+      .name = "default", .priority = 1000, .preemptible = true};
+  StartScheduler(options);
+  ReportNode("exec", "node", "2");
+  std::vector<std::string> batch;
+  std::map<std::string, std::string> run_of;
+  for (int i = 0; i < 2; ++i) {  // one a second: the second is the younger
+    batch.push_back(SubmitJobs("batch", 1).front());
+    Ingested();
+    for (const auto& [run_id, job] : Cycle()) {
+      run_of[job->id] = run_id;
+      RunEvents(*job, run_id, /*finish=*/false);
+    }
+    clock_.Advance(absl::Seconds(1));
+  }
+  ASSERT_EQ(run_of.size(), 2u);
+  const std::string& older = batch[0];
+  const std::string& younger = batch[1];
+  auto state = [this](const std::string& id) { return scheduler_->job_db().FindJob(id)->state; };
+  // Queue other arrives, holding nothing: batch holds twice its fair share and loses the younger.
+  const std::string preemptor = SubmitJobs("other", 1).front();
+  Ingested();
+  ASSERT_EQ(Cycle().size(), 1u);
+  EXPECT_EQ(state(younger), regatta::v1::JOB_STATE_PREEMPTED);
+  EXPECT_EQ(state(older), regatta::v1::JOB_STATE_RUNNING);
+  // More work for other keeps rounds running while the younger's process still ends.
+  SubmitJobs("other", 1);
+  EXPECT_TRUE(Cycle().empty());  // the views may not have the preemption yet
+  Ingested();
+  EXPECT_TRUE(Cycle().empty());  // they have it; the run is still active
+  EXPECT_EQ(state(older), regatta::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(state(preemptor), regatta::v1::JOB_STATE_LEASED);
+  EXPECT_EQ(CountEvents(*log_, Event::kJobPreempted), 1);
+}
+
 TEST_F(SchedulerIntegrationTest, RefusedPublishLeavesTheJobDbAsItWas) {
   CreateQueue("q", 1.0);
   SubmitJobs("q", 2);
@@ -435,17 +490,6 @@ class SwitchableLeader : public LeaderElection {
   int64_t AwaitLeadership(absl::Time) override { return token.load(); }
   std::atomic<int64_t> token{1};
 };
-
-// Events of one kind in the whole log (Event::kJobRunLeased, kPartitionMarker, ...).
-int CountEvents(eventlog::EventLog& log, Event::EventCase kind) {
-  int count = 0;
-  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log.Read(0, 1'000'000);
-  EXPECT_TRUE(records.ok()) << records.status();
-  for (const auto& record : records.value_or(std::vector<eventlog::LogRecord>{})) {
-    for (const Event& e : record.sequence.events()) count += e.event_case() == kind;
-  }
-  return count;
-}
 
 TEST_F(SchedulerIntegrationTest, OnlyTheLeaderDecidesAndANewTermCatchesUpFirst) {
   SwitchableLeader leader;

@@ -737,9 +737,12 @@ std::vector<RunningJob> JobDb::Txn::RunningJobs(
     if (run.pool != pool) return;
     const int index = node_index(run.node_id);
     if (index < 0) return;
-    const bool leaving = job.decision == Decision::kPreempted ||
-                         job.decision == Decision::kCancelled || job.cancel_requested ||
-                         job.preempt_requested;
+    // A preempted job's room went to its preemptor in the round that preempted it (as in
+    // Armada); its run only has the termination grace left. Counting it again, once the views
+    // say PREEMPTED, would over-commit the node and make the next round preempt again.
+    if (job.state == regatta::v1::JOB_STATE_PREEMPTED) return;
+    const bool leaving = job.terminal() || job.decision == Decision::kCancelled ||
+                         job.cancel_requested || job.preempt_requested;
     running.push_back(RunningJob{job.id, job.queue(), &job.tmpl->round, job.gang_id(), index,
                                  run.leased_time, leaving});
   });

@@ -138,8 +138,9 @@ struct RunningJob {
   int node_index = -1;  // into PoolRoundInput::nodes
   // When the run was leased: among equal classes, younger runs are preempted first.
   absl::Time leased_time;
-  // Already cancelled or preempted: it holds its room until its run ends, and is never
-  // evicted or preempted again.
+  // Cancelled, asked to be preempted, or otherwise ended while its run still ends: it holds its
+  // room until its run ends, and is never evicted or preempted again. (Jobs the scheduler has
+  // preempted are not running jobs at all: their room went to the preemptor.)
   bool leaving = false;
 };
 

@@ -770,6 +770,30 @@ TEST_F(JobDbTest, RunningJobsOfAPoolWithTheirNodes) {
   EXPECT_EQ(txn->RunningJobs("gpu", node_index).size(), 1u);
 }
 
+TEST_F(JobDbTest, APreemptedJobsRoomIsFreeAtOnceAnEndingJobHoldsItsUntilItsRunEnds) {
+  for (const char* id : {"running", "decided", "viewed", "cancelled", "asked"}) {
+    Add(Row(id, v1::JOB_STATE_RUNNING));
+    ASSERT_TRUE(ApplyRunRow(RunRow(absl::StrCat("r-", id), id, v1::RUN_STATE_RUNNING), 2));
+  }
+  // Preempted by the scheduler, before and after the views include it: the round gave the
+  // room to the preemptor, so neither counts although its run is still ending.
+  RecordJobDecision("decided", Decision::kPreempted, v1::JOB_STATE_PREEMPTED, 10);
+  ASSERT_TRUE(ApplyJobRow(Row("viewed", v1::JOB_STATE_PREEMPTED), 10));
+  EXPECT_EQ(db_.FindJob("viewed")->decision, Decision::kNone);
+  // Cancelled (in the views) or asked to be cancelled: the room stays held, by no victim.
+  ASSERT_TRUE(ApplyJobRow(Row("cancelled", v1::JOB_STATE_CANCELLED), 10));
+  store::SchedulerJobRow asked = Row("asked", v1::JOB_STATE_RUNNING);
+  asked.cancel_requested = true;
+  ASSERT_TRUE(ApplyJobRow(asked, 10));
+
+  std::unique_ptr<JobDb::Txn> txn = db_.Begin();
+  std::vector<std::string> seen;
+  for (const RunningJob& r : txn->RunningJobs("default", [](absl::string_view) { return 0; })) {
+    seen.push_back(absl::StrCat(r.id, r.leaving ? " leaving" : ""));
+  }
+  EXPECT_THAT(seen, UnorderedElementsAre("running", "cancelled leaving", "asked leaving"));
+}
+
 // ---- Change notification ----------------------------------------------------------------------
 
 TEST_F(JobDbTest, VersionChangesWithEveryMutationAndWakesWaiters) {
