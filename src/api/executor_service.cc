@@ -179,18 +179,28 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
     }
   }
   if (!leases.empty()) {
+    // Jobs just submitted in this process may not be in the views yet: the scheduler holds
+    // their specs until they are (asked first, so a spec it forgets is in the views).
+    absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> by_id;
+    std::vector<std::shared_ptr<const regatta::v1::Job>> submitted;
     std::vector<std::string> job_ids;
-    job_ids.reserve(leases.size());
-    for (const NewLease& lease : leases) job_ids.push_back(lease.job_id);
-    absl::StatusOr<std::vector<regatta::v1::Job>> specs = ctx_->store->GetJobSpecs(job_ids);
+    for (const NewLease& lease : leases) {
+      if (std::shared_ptr<const regatta::v1::Job> spec = scheduler_->SubmittedSpec(lease.job_id)) {
+        by_id.emplace(spec->id(), spec.get());
+        submitted.push_back(std::move(spec));
+      } else {
+        job_ids.push_back(lease.job_id);
+      }
+    }
+    absl::StatusOr<std::vector<regatta::v1::Job>> specs = std::vector<regatta::v1::Job>();
+    if (!job_ids.empty()) specs = ctx_->store->GetJobSpecs(job_ids);
     if (!specs.ok()) {
       // Claimed but not sent: they go out again after lease_resend_after.
       LOG_WARN("could not read the specs of leased jobs; resending later", "executor", state.id,
                "error", specs.status().ToString());
       specs = std::vector<regatta::v1::Job>();
     }
-    absl::flat_hash_map<absl::string_view, regatta::v1::Job*> by_id;
-    for (regatta::v1::Job& job : *specs) by_id.emplace(job.id(), &job);
+    for (const regatta::v1::Job& job : *specs) by_id.emplace(job.id(), &job);
     for (const NewLease& lease : leases) {
       auto it = by_id.find(lease.job_id);
       if (it == by_id.end()) continue;
@@ -232,6 +242,7 @@ grpc::Status ExecutorService::LeaseJobRuns(
   bool fresh = false;
   bool done = false;
   absl::Status read_error;
+  absl::Status sync_error;
   std::thread reader([&] {
     regatta::v1::LeaseRequest request;
     while (stream->Read(&request)) {
@@ -280,6 +291,15 @@ grpc::Status ExecutorService::LeaseJobRuns(
       if (std::optional<scheduler::ExecutorState> s = registry_->Get(state.id)) state = *s;
       messages = PendingFor(state);
     }
+    // The scheduler only commits its decisions: an executor elsewhere must not act on one the
+    // log could still lose. Everything PendingFor saw was committed by now, so at or before the
+    // last offset.
+    if (!messages.empty() && principal->name != options_.in_process_principal) {
+      if (absl::Status durable = ctx_->log->WaitDurable(ctx_->log->LastOffset()); !durable.ok()) {
+        sync_error = durable;
+        break;
+      }
+    }
     bool ok = true;
     for (const auto& message : messages) ok = ok && stream->Write(message);
     regatta::v1::LeaseStreamMessage end;
@@ -294,6 +314,10 @@ grpc::Status ExecutorService::LeaseJobRuns(
   }
   reader.join();
   if (!read_error.ok()) return ToGrpcStatus(read_error);
+  if (!sync_error.ok()) {
+    return ToGrpcStatus(absl::UnavailableError(
+        absl::StrCat("the event log cannot make leases durable: ", sync_error.message())));
+  }
   if (shutting_down_) return ToGrpcStatus(absl::UnavailableError("the server is shutting down"));
   return grpc::Status::OK;
 }

@@ -31,6 +31,11 @@ struct ExecutorServiceOptions {
   // Instance nodes no connected executor lists (their executors did not come back after a
   // server restart).
   absl::Duration executor_timeout = absl::Seconds(30);
+  // The principal of the executor embedded in this process (`regatta up`), if any. Leases,
+  // cancellations and preemptions reach every other executor only once they are durable in the
+  // log; the embedded one gets them at commit, since a machine crash that could lose them also
+  // ends its runs (and a process crash loses no commit).
+  std::string in_process_principal;
 };
 
 // The principal that publishes the Instance events of a lost executor's nodes.

@@ -2,6 +2,8 @@
 #define REGATTA_SRC_API_SUBMIT_SERVICE_H_
 
 #include <array>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,13 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   absl::StatusOr<regatta::v1::PreemptOnExecutorResponse> PreemptAllOnExecutor(
       const auth::Principal& principal, const regatta::v1::PreemptOnExecutorRequest& request);
 
+  // Called with each submit's new jobs once appended (visible, or durable if the submitter
+  // waits for that), with the offset of their record: the server hands them to its scheduler
+  // in process. Set before serving.
+  using SubmittedFn =
+      std::function<void(int64_t offset, std::vector<std::shared_ptr<const regatta::v1::Job>>)>;
+  void set_on_submitted(SubmittedFn callback) { on_submitted_ = std::move(callback); }
+
  private:
   // Looks jobs up in the views (waiting for the views to catch up with the log once if some
   // are missing, so a cancel right after a submit finds the job). NOT_FOUND names missing ids;
@@ -102,6 +111,7 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   const ApiContext* ctx_;
   // Serializes lookup → publish → store of client ids per queue (striped by queue name).
   std::array<absl::Mutex, 64> dedup_locks_;
+  SubmittedFn on_submitted_;
 };
 
 }  // namespace regatta::api

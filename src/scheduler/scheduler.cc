@@ -55,26 +55,18 @@ class Scheduler::Publication {
     return n;
   }
 
-  // Appends everything, then runs the callbacks. Decisions that executors act on (leases,
-  // cancellations, preemptions) wait until they are durable, so no executor starts or stops a
-  // run the log could forget. The others (a job's end after its run's, a requeue, an expired
-  // lease) follow from durable events and are decided again after a machine crash; they only
-  // wait for the commit, which keeps an fsync off a pipeline chain's path.
+  // Appends everything, then runs the callbacks. The append only waits for the commit: a
+  // machine crash can lose the tail of the cycle's decisions, and the next scheduler decides
+  // them again from the durable log. Executors act on leases, cancellations and preemptions
+  // only once they are durable: the executor API waits for that before it sends them (except
+  // to the executor embedded in the server's process, which such a crash ends too). This keeps
+  // an fsync off the cycle and off a pipeline chain's path.
   absl::Status Publish(eventlog::EventLog* log) {
     if (entries_.empty()) return absl::OkStatus();
     std::vector<EventSequence> sequences;
     sequences.reserve(entries_.size());
-    bool executors_act = false;
-    for (Entry& e : entries_) {
-      for (const Event& event : e.sequence.events()) {
-        executors_act = executors_act || event.has_job_run_leased() || event.has_job_cancelled() ||
-                        event.has_job_preempted();
-      }
-      sequences.push_back(e.sequence);
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> offsets, executors_act
-                                                       ? log->Append(std::move(sequences))
-                                                       : log->AppendVisible(std::move(sequences)));
+    for (Entry& e : entries_) sequences.push_back(e.sequence);
+    ASSIGN_OR_RETURN(std::vector<int64_t> offsets, log->AppendVisible(std::move(sequences)));
     for (size_t i = 0; i < entries_.size() && i < offsets.size(); ++i) {
       for (auto& after : entries_[i].after) after(offsets[i]);
     }
@@ -179,6 +171,58 @@ void Scheduler::Wake() {
   wake_ = true;
 }
 
+void Scheduler::ViewsMoved() {
+  absl::MutexLock lock(&mu_);
+  wake_now_ = true;
+}
+
+void Scheduler::AcceptSubmitted(int64_t offset,
+                                std::vector<std::shared_ptr<const regatta::v1::Job>> jobs) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!ready_) return;  // not leading: the views bring them to whoever leads
+    wake_now_ = true;
+  }
+  absl::MutexLock lock(&submitted_mu_);
+  for (std::shared_ptr<const regatta::v1::Job>& spec : jobs) {
+    SubmittedJob job{offset, std::move(spec)};
+    submitted_specs_.insert_or_assign(job.spec->id(), job);
+    submitted_new_.push_back(std::move(job));
+  }
+}
+
+std::shared_ptr<const regatta::v1::Job> Scheduler::SubmittedSpec(absl::string_view job_id) const {
+  absl::MutexLock lock(&submitted_mu_);
+  auto it = submitted_specs_.find(job_id);
+  return it == submitted_specs_.end() ? nullptr : it->second.spec;
+}
+
+void Scheduler::ApplySubmitted(JobDb::Txn& txn, absl::flat_hash_set<std::string>& touched) {
+  std::vector<SubmittedJob> submitted;
+  {
+    absl::MutexLock lock(&submitted_mu_);
+    submitted.swap(submitted_new_);
+    absl::erase_if(submitted_specs_,
+                   [this](const auto& entry) { return entry.second.offset <= views_offset_; });
+  }
+  for (const SubmittedJob& job : submitted) {
+    // Held already (its views row came first), or the views hold it: nothing to add.
+    if (job.offset <= views_offset_ || txn.FindJob(job.spec->id()) != nullptr) continue;
+    const regatta::v1::Job& spec = *job.spec;
+    store::SchedulerJobRow row;
+    row.job_id = spec.id();
+    row.queue = spec.queue();
+    row.job_set = spec.job_set();
+    row.state = regatta::v1::JOB_STATE_QUEUED;
+    row.priority = spec.priority();
+    row.priority_class = spec.priority_class();
+    row.submit_time = absl::FromUnixMicros(
+        google::protobuf::util::TimeUtil::TimestampToMicroseconds(spec.submit_time()));
+    const JobRecord* record = txn.ApplyJobRow(row, views_offset_, &spec);
+    if (record != nullptr && MayNeedDecision(*record)) touched.insert(record->id);
+  }
+}
+
 absl::Status Scheduler::Initialize() {
   const int64_t term = leader_->LeaderToken();
   if (term == 0) return absl::UnavailableError("not the scheduling leader");
@@ -217,8 +261,13 @@ void Scheduler::StepDown() {
   revisit_.clear();
   instances_generation_ = 0;
   if (reports_ != nullptr) reports_->SetReady(false);
-  absl::MutexLock lock(&mu_);
-  ready_ = false;
+  {
+    absl::MutexLock lock(&mu_);
+    ready_ = false;
+  }
+  absl::MutexLock lock(&submitted_mu_);
+  submitted_new_.clear();
+  submitted_specs_.clear();
 }
 
 absl::Status Scheduler::Start() {
@@ -246,6 +295,7 @@ void Scheduler::Loop() {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       wake_ = false;
+      wake_now_ = false;
     }
     // A new term (or the first) starts with the catch-up rule; a replica that does not lead
     // waits for leadership.
@@ -265,19 +315,21 @@ void Scheduler::Loop() {
       continue;
     }
     backoff = absl::Milliseconds(50);
-    // Sleep until the views move, an executor reports, or the cycle period passes. The views
-    // wait is sliced so a wake-up is seen within a few milliseconds.
+    // Sleep until the views move or a submit is handed over (at once), an executor reports
+    // (by the end of the 10 ms slice), or the cycle period passes. Views that move without
+    // ViewsMoved (nobody observes the ingest) are noticed by the end of the slice too.
     const absl::Time deadline = absl::Now() + options_.cycle_period;
     while (absl::Now() < deadline) {
       {
         absl::MutexLock lock(&mu_);
-        if (stopping_ || wake_) break;
+        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wake_now_; };
+        if (mu_.AwaitWithDeadline(absl::Condition(&woken),
+                                  std::min(deadline, absl::Now() + absl::Milliseconds(10))) ||
+            wake_) {
+          break;
+        }
       }
-      if (wait_for_views_(views_offset_ + 1,
-                          std::min(deadline, absl::Now() + absl::Milliseconds(10)))
-              .ok()) {
-        break;
-      }
+      if (wait_for_views_(views_offset_ + 1, absl::InfinitePast()).ok()) break;
     }
   }
 }
@@ -358,36 +410,41 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
   std::vector<store::SchedulerRunRow> runs_of_jobs_needing_spec;
   int64_t offset = views_offset_;
   constexpr size_t kRowsPerChunk = 4096;
-  RETURN_IF_ERROR(store::StreamSchedulerDeltaAhead(
-      *store_, options_.views_consumer, views_offset_, kRowsPerChunk,
-      [&](store::SchedulerDelta& chunk) -> absl::Status {
-        offset = chunk.offset;
-        txn->Reserve(chunk.jobs_in_load);
-        ApplyQueueRows(chunk.queues);
-        template_specs.merge(chunk.templates);
-        for (const store::SchedulerJobRow& row : chunk.jobs) {
-          auto template_if_new = [&]() -> std::shared_ptr<const JobSpecTemplate> {
-            if (store::IsTerminal(row.state)) return nullptr;
-            auto spec = template_specs.find(row.template_id);
-            if (spec == template_specs.end()) {
-              need_spec.push_back(row);
-              return nullptr;
-            }
-            std::shared_ptr<const JobSpecTemplate>& made = templates[row.template_id];
-            if (made == nullptr) made = job_db_.Template(spec->second, row.priority_class);
-            return made;
-          };
-          note(txn->ApplyJobRow(row, chunk.offset, template_if_new));
+  auto apply_chunk = [&](store::SchedulerDelta& chunk) -> absl::Status {
+    offset = chunk.offset;
+    txn->Reserve(chunk.jobs_in_load);
+    ApplyQueueRows(chunk.queues);
+    template_specs.merge(chunk.templates);
+    for (const store::SchedulerJobRow& row : chunk.jobs) {
+      auto template_if_new = [&]() -> std::shared_ptr<const JobSpecTemplate> {
+        if (store::IsTerminal(row.state)) return nullptr;
+        auto spec = template_specs.find(row.template_id);
+        if (spec == template_specs.end()) {
+          need_spec.push_back(row);
+          return nullptr;
         }
-        for (store::SchedulerRunRow& row : chunk.runs) {
-          if (txn->ApplyRunRow(row, chunk.offset)) {
-            note(txn->FindJob(row.job_id));
-          } else if (!need_spec.empty()) {
-            runs_of_jobs_needing_spec.push_back(std::move(row));  // the job may come below
-          }
-        }
-        return absl::OkStatus();
-      }));
+        std::shared_ptr<const JobSpecTemplate>& made = templates[row.template_id];
+        if (made == nullptr) made = job_db_.Template(spec->second, row.priority_class);
+        return made;
+      };
+      note(txn->ApplyJobRow(row, chunk.offset, template_if_new));
+    }
+    for (store::SchedulerRunRow& row : chunk.runs) {
+      if (txn->ApplyRunRow(row, chunk.offset)) {
+        note(txn->FindJob(row.job_id));
+      } else if (!need_spec.empty()) {
+        runs_of_jobs_needing_spec.push_back(std::move(row));  // the job may come below
+      }
+    }
+    return absl::OkStatus();
+  };
+  // The first load reads on a thread of its own, a chunk ahead; a cycle's small delta is read
+  // here (a thread per cycle would cost more than the read).
+  RETURN_IF_ERROR(views_offset_ == 0
+                      ? store::StreamSchedulerDeltaAhead(*store_, options_.views_consumer,
+                                                         views_offset_, kRowsPerChunk, apply_chunk)
+                      : store_->StreamSchedulerDelta(options_.views_consumer, views_offset_,
+                                                     kRowsPerChunk, apply_chunk));
   constexpr size_t kSpecChunk = 10'000;
   for (size_t start = 0; start < need_spec.size(); start += kSpecChunk) {
     const size_t end = std::min(need_spec.size(), start + kSpecChunk);
@@ -405,8 +462,9 @@ absl::Status Scheduler::Sync(absl::flat_hash_set<std::string>& touched) {
   for (const store::SchedulerRunRow& row : runs_of_jobs_needing_spec) {
     if (txn->ApplyRunRow(row, offset)) note(txn->FindJob(row.job_id));
   }
-  txn->Commit();
   views_offset_ = offset;
+  ApplySubmitted(*txn, touched);
+  txn->Commit();
   return absl::OkStatus();
 }
 

@@ -54,13 +54,14 @@ struct SchedulerOptions {
 using WaitForViewsFn = std::function<absl::Status(int64_t offset, absl::Time deadline)>;
 
 // The scheduler loop (leader only; standalone leader for now). Each cycle it
-//   1. loads what changed in the views into the JobDb,
+//   1. loads what changed in the views into the JobDb, and the jobs submitted in this process
+//      that the views do not hold yet (AcceptSubmitted),
 //   2. decides the outcome of jobs whose runs ended (succeeded, failed, requeued within the
 //      retry policy), of cancel and preempt requests, and expires the runs of lost executors,
 //   3. places queued jobs on the nodes of live executors, pool by pool, fairly (SchedulePool, with
 //   preemption),
-// and publishes every decision to the log (durably) before acting on it. The executor API reads
-// the JobDb to hand out leases.
+// and commits every decision to the log before acting on it. The executor API reads the JobDb
+// to hand out leases, once they are durable (see ExecutorServiceOptions::in_process_principal).
 class Scheduler {
  public:
   Scheduler(eventlog::EventLog* log, store::Store* store, WaitForViewsFn wait_for_views,
@@ -80,8 +81,20 @@ class Scheduler {
   // One cycle on the caller's thread.
   absl::Status RunCycle();
 
-  // Asks the loop for a cycle soon (an executor reported events or capacity).
+  // Asks the loop for a cycle within a few milliseconds (an executor reported events or
+  // capacity): several such requests make one cycle.
   void Wake();
+  // The views moved: a cycle at once.
+  void ViewsMoved();
+
+  // Jobs the submit API has just appended, at log offset `offset`, handed over in process: the
+  // next cycle (woken now) places them without waiting for the views to ingest them, and
+  // SubmittedSpec serves their specs to the executor API until the views have them. The views
+  // stay the source of truth: their rows for these jobs apply as for any job. Ignored while
+  // this replica does not lead. Quick.
+  void AcceptSubmitted(int64_t offset, std::vector<std::shared_ptr<const regatta::v1::Job>> jobs);
+  // The spec of a job handed over by AcceptSubmitted that the views may not hold yet, or null.
+  std::shared_ptr<const regatta::v1::Job> SubmittedSpec(absl::string_view job_id) const;
 
   // Optional collaborators; set before Start(). Without a leader election the scheduler is a
   // standalone leader; without reports it keeps none.
@@ -137,6 +150,9 @@ class Scheduler {
       const absl::flat_hash_map<std::string, std::map<std::string, std::string>>& never_fits,
       const std::map<std::string, std::vector<Node>>& pools, absl::Time now, Publication& out,
       JobDb::Txn& txn);
+  // Adds the jobs handed over since the last cycle that the views (at views_offset_) do not
+  // hold yet, and forgets the specs of those they hold now.
+  void ApplySubmitted(JobDb::Txn& txn, absl::flat_hash_set<std::string>& touched);
   // Forgets the JobDb after losing leadership.
   void StepDown();
   void Loop();
@@ -184,11 +200,22 @@ class Scheduler {
   absl::Time last_expiry_scan_ = absl::InfinitePast();
 
   mutable absl::Mutex mu_;
-  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;      // a cycle within the current wait slice
+  bool wake_now_ ABSL_GUARDED_BY(mu_) = false;  // a cycle at once
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
+
+  // Jobs handed over by AcceptSubmitted: those not yet seen by a cycle, and the specs of all
+  // the views may not have yet (job id -> (submit offset, spec)).
+  struct SubmittedJob {
+    int64_t offset = 0;
+    std::shared_ptr<const regatta::v1::Job> spec;
+  };
+  mutable absl::Mutex submitted_mu_;
+  std::vector<SubmittedJob> submitted_new_ ABSL_GUARDED_BY(submitted_mu_);
+  absl::flat_hash_map<std::string, SubmittedJob> submitted_specs_ ABSL_GUARDED_BY(submitted_mu_);
 };
 
 }  // namespace regatta::scheduler

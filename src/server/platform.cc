@@ -239,6 +239,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);
     if (scheduler == nullptr) return;
+    scheduler->ViewsMoved();  // they hold the batch already
     for (const store::OffsetMutation& m : batch.mutations) {
       if (std::holds_alternative<store::DeviceChange>(m.mutation)) {
         scheduler->NotifyDevicesChanged();
@@ -350,6 +351,11 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     if (executor_service != nullptr) executor_service->OnExecutorLost(state);
   });
   RETURN_IF_ERROR(impl->scheduler->Start());
+  // New jobs reach the scheduler in process, an ingest earlier than through the views.
+  impl->submit_service->set_on_submitted(
+      [raw](int64_t offset, std::vector<std::shared_ptr<const regatta::v1::Job>> jobs) {
+        raw->scheduler->AcceptSubmitted(offset, std::move(jobs));
+      });
 
   // Pipelines: the engine resumes the runs the log left active, then serves new ones.
   std::error_code ec;
@@ -386,6 +392,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   api::ExecutorServiceOptions executor_api_options;
   executor_api_options.lease_wait = config.lease_wait;
   executor_api_options.executor_timeout = config.scheduler.executor_timeout;
+  if (embedded_executor) executor_api_options.in_process_principal = kEmbeddedExecutorUser;
   impl->executor_service = std::make_unique<api::ExecutorService>(
       &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
   // A step's success reaches the engine as soon as it is durable (the ingest path stays as the

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/api/executor_service.h"
+#include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "tests/integration/platform_fixture.h"
 
 namespace regatta::testing {
@@ -57,6 +58,17 @@ class ExecutorApiTest : public PlatformTest {
     grpc::Status s = stream->Finish();
     if (status != nullptr) *status = s;
     return out;
+  }
+
+  // Asks for leases until one comes (the first request registers the executor); its run id,
+  // or empty.
+  std::string FirstLeasedRun() {
+    for (int i = 0; i < 50; ++i) {
+      for (const auto& m : LeaseOnce(Request())) {
+        if (m.has_lease()) return m.lease().run_id();
+      }
+    }
+    return "";
   }
 
   std::unique_ptr<regatta::v1::ExecutorService::Stub> executor_;
@@ -128,17 +140,38 @@ TEST_F(ExecutorApiTest, LeasesQueuedJobsOnReportedNodesAndTakesTheirRunEvents) {
   EXPECT_EQ(states.states().at(leases[0].job().id()), regatta::v1::JOB_STATE_SUCCEEDED);
 }
 
+// The scheduler only commits a lease. An executor of another process gets it once it is
+// durable, so a machine crash cannot lose the lease of a run that is already running elsewhere.
+TEST_F(ExecutorApiTest, ALeaseReachesAnotherProcesssExecutorOnlyOnceItIsDurable) {
+  ASSERT_TRUE(CreateQueue("q").ok());
+  regatta::v1::SubmitJobsResponse submitted;
+  ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), Jobs("q", "s", 1), &submitted).ok());
+  SyncViews();
+  const std::string run_id = FirstLeasedRun();
+  ASSERT_FALSE(run_id.empty());
+  auto* log = dynamic_cast<eventlog::SqliteEventLog*>(platform_->log());
+  ASSERT_NE(log, nullptr);
+  const int64_t durable = log->DurableOffset();
+  int64_t leased_at = 0;
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log->Read(0, 10'000);
+  ASSERT_TRUE(records.ok()) << records.status();
+  for (const eventlog::LogRecord& record : *records) {
+    for (const regatta::v1::Event& e : record.sequence.events()) {
+      if (e.has_job_run_leased() && e.job_run_leased().run_id() == run_id) {
+        leased_at = record.offset;
+      }
+    }
+  }
+  ASSERT_GT(leased_at, 0);
+  EXPECT_GE(durable, leased_at);
+}
+
 TEST_F(ExecutorApiTest, CancelOfARunningJobIsSentToItsExecutor) {
   ASSERT_TRUE(CreateQueue("q").ok());
   regatta::v1::SubmitJobsResponse submitted;
   ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), Jobs("q", "s", 1), &submitted).ok());
   SyncViews();
-  std::string run_id;
-  for (int i = 0; i < 50 && run_id.empty(); ++i) {
-    for (const auto& m : LeaseOnce(Request())) {
-      if (m.has_lease()) run_id = m.lease().run_id();
-    }
-  }
+  const std::string run_id = FirstLeasedRun();
   ASSERT_FALSE(run_id.empty());
   regatta::v1::CancelJobsRequest cancel;
   cancel.add_job_ids(submitted.items(0).job_id());
