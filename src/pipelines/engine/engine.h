@@ -131,7 +131,12 @@ class PipelineEngine {
   absl::Status Load(absl::string_view run_id, bool for_retry);
   // Advances the run and carries out what the driver asks for until it waits for outcomes.
   void Process(RunDriver& driver);
+  // Starts the launches: cached ones from the cache, the others as jobs, submitted in chunks so
+  // the first steps run while the engine prepares the next ones' directories.
   void Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now);
+  // Submits one chunk of step jobs (`submitted[i]` made `request.items(i)`) and records them.
+  void SubmitSteps(RunDriver& driver, const regatta::v1::SubmitJobsRequest& request,
+                   const std::vector<const StepLaunch*>& submitted, absl::Time now);
   regatta::v1::JobSubmitRequestItem StepJob(const RunDriver& driver,
                                             const StepLaunch& launch) const;
   void Track(const std::string& job_id, const std::string& run_id);

@@ -1032,7 +1032,9 @@ void RunDriver::OnJobEnded(absl::string_view job_id, bool succeeded, absl::strin
 }
 
 std::string RunDriver::WorkDir(const PipelineTask& task, int job_number) const {
-  return absl::StrCat(options_.work_root, "/", run_.id(), "/", task.path(), "/job-", job_number);
+  // One level per job (not <task>/job-<n>): every directory is an inode to allocate before the
+  // step can start.
+  return absl::StrCat(options_.work_root, "/", run_.id(), "/", task.path(), ".job-", job_number);
 }
 
 void RunDriver::ReadOutputs(Task& task, absl::Time now) {

@@ -57,7 +57,7 @@ struct DriverOutput {
 
 struct DriverOptions {
   // Local directory under which each job of a task gets a work directory:
-  // <work_root>/<run id>/<task path>/job-<n>.
+  // <work_root>/<run id>/<task path>.job-<n>.
   std::string work_root;
   // How long cache entries written by this run live; zero: forever.
   absl::Duration cache_ttl = absl::ZeroDuration();
