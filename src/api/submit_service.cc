@@ -134,7 +134,8 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
   if (seq.events_size() == 0) return response;  // every item was a duplicate
 
   std::vector<std::shared_ptr<const regatta::v1::Job>> jobs;
-  if (on_submitted_) {
+  const bool hand_over = on_submitted_ && seq.events_size() <= kMaxJobsHandedOver;
+  if (hand_over) {
     jobs.reserve(seq.events_size());
     for (const Event& event : seq.events()) {
       jobs.push_back(std::make_shared<const regatta::v1::Job>(event.submit_job().job()));
@@ -146,11 +147,11 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     // Not durable yet: a client id stored now could outlive a submit lost in a machine crash
     // and make its retry a "duplicate" of nothing. The ingester records these ids instead.
     ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->AppendVisible(std::move(batch)));
-    if (on_submitted_) on_submitted_(offsets.front(), std::move(jobs));
+    if (hand_over) on_submitted_(offsets.front(), std::move(jobs));
     return response;
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->Append(std::move(batch)));
-  if (on_submitted_) on_submitted_(offsets.front(), std::move(jobs));
+  if (hand_over) on_submitted_(offsets.front(), std::move(jobs));
   if (!new_client_ids.empty()) {
     // The jobs are durable already; losing the ids only weakens dedup for a retry, so a failure
     // here is reported in the log but the submit still succeeds.

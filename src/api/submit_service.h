@@ -72,9 +72,13 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   absl::StatusOr<regatta::v1::PreemptOnExecutorResponse> PreemptAllOnExecutor(
       const auth::Principal& principal, const regatta::v1::PreemptOnExecutorRequest& request);
 
-  // Called with each submit's new jobs once appended (visible, or durable if the submitter
-  // waits for that), with the offset of their record: the server hands them to its scheduler
-  // in process. Set before serving.
+  // Called with the new jobs of each submit of at most kMaxJobsHandedOver jobs once appended
+  // (visible, or durable if the submitter waits for that), with the offset of their record:
+  // the server hands them to its scheduler in process. Set before serving.
+  // The hand-over saves a small submit the ingest's latency (~0.3-0.5 ms per pipeline step).
+  // A big one is bound by throughput, where the copies and a second load of every job into the
+  // scheduler cost more than they save: 1000-job submits went from 68 000 to 46 000 jobs/s.
+  static constexpr int kMaxJobsHandedOver = 64;
   using SubmittedFn =
       std::function<void(int64_t offset, std::vector<std::shared_ptr<const regatta::v1::Job>>)>;
   void set_on_submitted(SubmittedFn callback) { on_submitted_ = std::move(callback); }
