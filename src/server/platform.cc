@@ -499,6 +499,7 @@ bool Platform::anonymous_enabled() const { return impl_->anonymous; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
 api::ExecutorService* Platform::executor_service() { return impl_->executor_service.get(); }
+api::SubmitService* Platform::submit_service() { return impl_->submit_service.get(); }
 
 pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
   return impl_->pipeline_engine.get();

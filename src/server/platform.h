@@ -27,6 +27,7 @@ class PipelineEngine;
 namespace regatta::api {
 class ExecutorService;
 class RunService;
+class SubmitService;
 }  // namespace regatta::api
 
 namespace regatta::server {
@@ -79,6 +80,7 @@ class Platform {
   api::RunService* run_service();
   devices::DeviceController* device_controller();
   api::ExecutorService* executor_service();
+  api::SubmitService* submit_service();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);
 
