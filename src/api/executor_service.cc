@@ -182,12 +182,12 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
     // Jobs just submitted in this process may not be in the views yet: the scheduler holds
     // their specs until they are (asked first, so a spec it forgets is in the views).
     absl::flat_hash_map<absl::string_view, const regatta::v1::Job*> by_id;
-    std::vector<std::shared_ptr<const regatta::v1::Job>> submitted;
+    std::vector<std::shared_ptr<const regatta::v1::Job>> spec_owners;  // keep by_id's pointers
     std::vector<std::string> job_ids;
     for (const NewLease& lease : leases) {
       if (std::shared_ptr<const regatta::v1::Job> spec = scheduler_->SubmittedSpec(lease.job_id)) {
         by_id.emplace(spec->id(), spec.get());
-        submitted.push_back(std::move(spec));
+        spec_owners.push_back(std::move(spec));
       } else {
         job_ids.push_back(lease.job_id);
       }

@@ -371,7 +371,8 @@ void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
   request.set_job_set(RunJobSet(run.id()));
   std::vector<const StepLaunch*> submitted;
   // A chunk is one append and one scheduling cycle; 1000 steps in one would wait for all of
-  // their directories (~0.1-0.6 s) before the first could start.
+  // their directories (~0.1-0.6 s) before the first could start. At most the submit API's
+  // SubmitService::kMaxJobsHandedOver, so each chunk reaches the scheduler in process.
   constexpr int kStepsPerSubmit = 64;
   for (const StepLaunch& launch : launches) {
     if (request.items_size() == kStepsPerSubmit) {
