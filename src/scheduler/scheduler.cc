@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -107,6 +108,19 @@ bool MayNeedDecision(const JobRecord& job) {
                              job.state != regatta::v1::JOB_STATE_QUEUED);
 }
 
+// Whether an ingested change may leave the scheduler something to decide or place. What only
+// echoes a cycle's own leases and outcomes, or an executor's progress, does not.
+bool ChangeNeedsCycle(const store::Mutation& mutation) {
+  if (const auto* state = std::get_if<store::JobSetState>(&mutation)) {
+    return state->state == regatta::v1::JOB_STATE_QUEUED;  // requeued: placed again
+  }
+  if (const auto* run = std::get_if<store::RunSetState>(&mutation)) {
+    return store::IsTerminal(run->state);  // an outcome to decide, room freed
+  }
+  return !std::holds_alternative<store::RunInsert>(mutation) &&
+         !std::holds_alternative<store::PipelineChange>(mutation);
+}
+
 const char* CodeName(UnschedulableCode code) {
   switch (code) {
     case UnschedulableCode::kNoNodeMatches:
@@ -171,24 +185,41 @@ void Scheduler::Wake() {
   wake_ = true;
 }
 
-void Scheduler::ViewsMoved() {
+void Scheduler::ViewsMoved(const store::IngestBatch& batch) {
+  bool needs_cycle = false;
+  bool devices_changed = false;
+  {
+    absl::MutexLock lock(&submitted_mu_);
+    for (const store::OffsetMutation& m : batch.mutations) {
+      devices_changed |= std::holds_alternative<store::DeviceChange>(m.mutation);
+      if (const auto* insert = std::get_if<store::JobInsert>(&m.mutation)) {
+        // A job handed over at submit is placed (or woke a cycle) already.
+        needs_cycle |= !submitted_specs_.contains(insert->job.id());
+      } else {
+        needs_cycle |= ChangeNeedsCycle(m.mutation);
+      }
+    }
+  }
+  if (devices_changed) NotifyDevicesChanged();
   absl::MutexLock lock(&mu_);
-  wake_now_ = true;
+  views_told_offset_ = std::max(views_told_offset_, batch.to_offset);
+  wake_now_ |= needs_cycle;
 }
 
 void Scheduler::AcceptSubmitted(int64_t offset,
                                 std::vector<std::shared_ptr<const regatta::v1::Job>> jobs) {
+  if (!ready()) return;  // not leading: the views bring them to whoever leads
   {
-    absl::MutexLock lock(&mu_);
-    if (!ready_) return;  // not leading: the views bring them to whoever leads
-    wake_now_ = true;
+    absl::MutexLock lock(&submitted_mu_);
+    for (std::shared_ptr<const regatta::v1::Job>& spec : jobs) {
+      SubmittedJob job{offset, std::move(spec)};
+      submitted_specs_.insert_or_assign(job.spec->id(), job);
+      submitted_new_.push_back(std::move(job));
+    }
   }
-  absl::MutexLock lock(&submitted_mu_);
-  for (std::shared_ptr<const regatta::v1::Job>& spec : jobs) {
-    SubmittedJob job{offset, std::move(spec)};
-    submitted_specs_.insert_or_assign(job.spec->id(), job);
-    submitted_new_.push_back(std::move(job));
-  }
+  // Only now: a cycle woken earlier could miss them, and their views rows wake nobody.
+  absl::MutexLock lock(&mu_);
+  wake_now_ = true;
 }
 
 std::shared_ptr<const regatta::v1::Job> Scheduler::SubmittedSpec(absl::string_view job_id) const {
@@ -315,11 +346,13 @@ void Scheduler::Loop() {
       continue;
     }
     backoff = absl::Milliseconds(50);
-    // Sleep until the views move or a submit is handed over (at once), an executor reports
-    // (by the end of the 10 ms slice), or the cycle period passes. Views that move without
-    // ViewsMoved (nobody observes the ingest) are noticed by the end of the slice too.
+    // Sleep until the views take a change that needs a cycle, or a submit is handed over (at
+    // once), an executor reports (by the end of the 10 ms slice), or the cycle period passes.
+    // Views that move without ViewsMoved (nobody observes the ingest) are noticed by the end
+    // of the slice too.
     const absl::Time deadline = absl::Now() + options_.cycle_period;
     while (absl::Now() < deadline) {
+      int64_t views_told = 0;
       {
         absl::MutexLock lock(&mu_);
         auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wake_now_; };
@@ -328,8 +361,11 @@ void Scheduler::Loop() {
             wake_) {
           break;
         }
+        views_told = views_told_offset_;
       }
-      if (wait_for_views_(views_offset_ + 1, absl::InfinitePast()).ok()) break;
+      if (wait_for_views_(std::max(views_offset_, views_told) + 1, absl::InfinitePast()).ok()) {
+        break;
+      }
     }
   }
 }
@@ -355,6 +391,9 @@ absl::Status Scheduler::RunCycle() {
   const int64_t decided = out.events();
   Schedule(out, *txn, devices.get());
   const int64_t leased = out.events() - decided;
+  // A cycle that stopped placing at a limit of its own (leases per cycle, time budget) goes on
+  // at once; one that placed nothing more is done until something changes.
+  const bool more_to_place = leased > 0 && !txn->QueuedQueues().empty();
   if (leader_->LeaderToken() != term_) {
     // Leadership moved during the cycle: nothing decided here may be published.
     txn->Abort();
@@ -370,6 +409,7 @@ absl::Status Scheduler::RunCycle() {
   txn->Commit();
   if (reports_ != nullptr) reports_->SetReady(true);
   absl::MutexLock lock(&mu_);
+  wake_now_ |= more_to_place;
   ++stats_.cycles;
   stats_.decisions += decided;
   stats_.leases += leased;

@@ -84,8 +84,12 @@ class Scheduler {
   // Asks the loop for a cycle within a few milliseconds (an executor reported events or
   // capacity): several such requests make one cycle.
   void Wake();
-  // The views moved: a cycle at once.
-  void ViewsMoved();
+  // The views took `batch`: a cycle at once if the batch may call for a decision or a
+  // placement (a new job, a request, a run that ended, a requeue, a queue or device change);
+  // otherwise the next cycle reads it. Rows that only echo the scheduler's own leases and
+  // outcomes, executors' progress or pipeline events wake nobody: they were half of all
+  // cycles in a pipeline. Device changes are noted for LoadDeviceSlots too.
+  void ViewsMoved(const store::IngestBatch& batch);
 
   // Jobs the submit API has just appended, at log offset `offset`, handed over in process: the
   // next cycle (woken now) places them without waiting for the views to ingest them, and
@@ -202,6 +206,9 @@ class Scheduler {
   mutable absl::Mutex mu_;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;      // a cycle within the current wait slice
   bool wake_now_ ABSL_GUARDED_BY(mu_) = false;  // a cycle at once
+  // The views' offset after the last batch ViewsMoved was told of: views that move past it
+  // without ViewsMoved (nobody observes the ingest) start a cycle by the end of a wait slice.
+  int64_t views_told_offset_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);

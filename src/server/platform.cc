@@ -239,13 +239,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);
     if (scheduler == nullptr) return;
-    scheduler->ViewsMoved();  // they hold the batch already
-    for (const store::OffsetMutation& m : batch.mutations) {
-      if (std::holds_alternative<store::DeviceChange>(m.mutation)) {
-        scheduler->NotifyDevicesChanged();
-        return;
-      }
-    }
+    scheduler->ViewsMoved(batch);  // they hold the batch already
   });
   // Discovery watchers send new snapshots when what executors discover may have changed.
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {

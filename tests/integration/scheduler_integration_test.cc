@@ -173,6 +173,26 @@ class SchedulerIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(ingester_->Start().ok());
   }
 
+  // As `regatta up` wires it: every batch the views take is told to the scheduler.
+  void ObserveIngest() {
+    PauseIngest();
+    ingester_ = std::make_unique<ingest::Ingester>(log_.get(), store_.get(), RealClock::Get());
+    ingester_->AddObserver([this](const store::IngestBatch& batch) {
+      if (scheduler_ != nullptr) scheduler_->ViewsMoved(batch);
+    });
+    ASSERT_TRUE(ingester_->Start().ok());
+  }
+
+  // Waits up to 10 s for `done`.
+  static bool Eventually(absl::FunctionRef<bool()> done) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!done()) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return true;
+  }
+
   void ReportNode(const std::string& executor, const std::string& node, const std::string& cpu,
                   int max_runs = 1000) {
     regatta::v1::LeaseRequest request;
@@ -447,6 +467,99 @@ TEST_F(SchedulerIntegrationTest, AJobHandedOverAtSubmitIsLeasedBeforeTheViewsHol
   EXPECT_TRUE(Cycle().empty());
   EXPECT_EQ(scheduler_->job_db().FindJob(second)->runs.size(), 1u);
   EXPECT_EQ(CountEvents(*log_, Event::kJobRunLeased), 2);
+}
+
+// The loop cycles at once for what may need a decision (a new job, a run's end) and for nothing
+// that only echoes its own decisions or an executor's progress: in a pipeline those were half
+// of all cycles.
+TEST_F(SchedulerIntegrationTest, TheViewsWakeTheLoopOnlyForChangesThatMayNeedADecision) {
+  CreateQueue("q", 1.0);
+  Ingested();
+  SchedulerOptions options;
+  options.cycle_period = absl::Hours(1);  // every cycle below is woken by the views
+  StartScheduler(options);
+  ObserveIngest();
+  ReportNode("exec", "node", "4");  // straight into the registry: no executor wake-up
+  ASSERT_TRUE(scheduler_->Start().ok());
+  auto stats = [this] { return scheduler_->stats(); };
+
+  const std::string id = SubmitJobs("q", 1).front();
+  ASSERT_TRUE(Eventually([&] { return stats().leases == 1; }));
+  Ingested();  // the lease's own rows: no cycle for them
+  std::string run_id;
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log_->Read(0, 1'000'000);
+  ASSERT_TRUE(records.ok());
+  for (const auto& record : *records) {
+    for (const Event& e : record.sequence.events()) {
+      if (e.has_job_run_leased()) run_id = e.job_run_leased().run_id();
+    }
+  }
+  ASSERT_FALSE(run_id.empty());
+  // The executor's side of the run, one event per record.
+  auto report = [&](auto set_event) {
+    EventSequence seq;
+    seq.set_queue("q");
+    seq.set_job_set("set");
+    Event* e = seq.add_events();
+    *e = NewEvent();
+    set_event(*e);
+    Append(std::move(seq));
+  };
+  const int64_t after_lease = stats().cycles;
+  report([&](Event& e) {  // pending, running: no cycle either
+    e.mutable_job_run_pending()->set_job_id(id);
+    e.mutable_job_run_pending()->set_run_id(run_id);
+  });
+  report([&](Event& e) {
+    e.mutable_job_run_running()->set_job_id(id);
+    e.mutable_job_run_running()->set_run_id(run_id);
+  });
+  Ingested();
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(stats().cycles, after_lease);
+  EXPECT_EQ(stats().decisions, 0);
+
+  // The run's end needs a decision: a cycle at once publishes the job's success, whose own
+  // rows wake nothing again.
+  report([&](Event& e) {
+    e.mutable_job_run_succeeded()->set_job_id(id);
+    e.mutable_job_run_succeeded()->set_run_id(run_id);
+  });
+  ASSERT_TRUE(Eventually([&] { return stats().decisions == 1; }));
+  const int64_t after_decision = stats().cycles;
+  Ingested();
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(stats().cycles, after_decision);
+  EXPECT_EQ(CountEvents(*log_, Event::kJobSucceeded), 1);
+
+  // A job handed over at submit woke its cycle already; its views row wakes no other.
+  std::vector<std::shared_ptr<const regatta::v1::Job>> specs;
+  int64_t offset = 0;
+  SubmitJobs("q", 1, "1", &specs, &offset);
+  scheduler_->AcceptSubmitted(offset, specs);
+  ASSERT_TRUE(Eventually([&] { return stats().leases == 2; }));
+  Ingested();
+  const int64_t after_hand_over = stats().cycles;
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(stats().cycles, after_hand_over);
+  scheduler_->Stop();
+}
+
+// A cycle that stops at its own lease limit goes on at once, though its leases' rows wake nobody.
+TEST_F(SchedulerIntegrationTest, ACycleStoppedByItsLeaseLimitGoesOnAtOnce) {
+  CreateQueue("q", 1.0);
+  SubmitJobs("q", 3);
+  Ingested();
+  SchedulerOptions options;
+  options.cycle_period = absl::Hours(1);
+  options.max_leases_per_cycle = 1;
+  StartScheduler(options);
+  ObserveIngest();
+  ReportNode("exec", "node", "4");
+  ASSERT_TRUE(scheduler_->Start().ok());
+  EXPECT_TRUE(Eventually([&] { return scheduler_->stats().leases == 3; }))
+      << scheduler_->stats().leases << " leases";
+  scheduler_->Stop();
 }
 
 TEST_F(SchedulerIntegrationTest, AHandOverToASchedulerThatDoesNotLeadIsIgnored) {
