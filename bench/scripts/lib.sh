@@ -11,11 +11,31 @@ median_of() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END { print a[int((
 # A scratch directory in $work, removed (and `regatta up` stopped) when the script exits.
 bench_workdir() {
   # BENCH_TMPDIR: where the scratch directory (and so `regatta up`'s data) goes; default $TMPDIR
-  # or /tmp. On this VM /tmp's ext4 block group is so full of recently deleted inodes that a
-  # mkdir there takes ~0.8 ms (30 µs elsewhere on the same disk); see docs/benchmarks.md.
+  # or /tmp.
   work=$(mktemp -d -p "${BENCH_TMPDIR:-${TMPDIR:-/tmp}}" "$1.XXXX")
   up_pid=""
   trap 'bench_cleanup' EXIT
+  bench_fs_line
+}
+
+# What one mkdir costs in the scratch directory, printed with the results. This VM's ext4 has
+# no journal, and without one ext4 will not reuse an inode freed in the last 5 s (300 s while
+# its inode table block is unwritten): each new file or directory scans past them. After a
+# test suite or a benchmark deleted thousands of files nearby, a mkdir takes 0.2-0.8 ms
+# instead of 20-40 µs, and a pipeline step creates about 8 files and directories. The probe's
+# directories stay until the script exits (deleting them would cause the same slowdown).
+bench_fs_line() {
+  local us
+  us=$(python3 - "$work/mkdir-probe" <<'PY'
+import os, sys, time
+os.mkdir(sys.argv[1])
+start = time.perf_counter()
+for i in range(200):
+    os.mkdir(f"{sys.argv[1]}/{i}")
+print(round((time.perf_counter() - start) / 200 * 1e6))
+PY
+)
+  echo "scratch: $work on $(df --output=fstype "$work" | tail -1), one mkdir ${us} µs"
 }
 bench_cleanup() {
   [[ -n "${up_pid:-}" ]] && kill "$up_pid" 2>/dev/null || true
