@@ -46,8 +46,8 @@ bench_cleanup() {
 # Starts `regatta up` on a fresh data directory ($work/data.<n>, set as $data) with loopback
 # port-0 listeners and any extra flags; sets up_pid and server (host:port of its gRPC listener).
 # Earlier data directories stay until the script exits: deleting thousands of files right before
-# a run slows every file the run creates (ext4 skips inodes freed in the last ~30 s when it
-# allocates, here ~0.3 ms per mkdir instead of ~30 µs), which would be measured as Regatta's.
+# a run slows every file the run creates (see bench_fs_line), which would be measured as
+# Regatta's.
 start_regatta_up() {
   bench_data_count=$(( ${bench_data_count:-0} + 1 ))
   data="$work/data.$bench_data_count"
