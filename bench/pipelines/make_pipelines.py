@@ -9,8 +9,9 @@ Every step takes the root parameter `salt`, so a new salt makes every fingerprin
 run) and the same salt again finds everything in the cache.
 With "bare" as the fourth argument the steps have no outputs (the chain is ordered by
 dependentTasks and each step gets its index): for executors that run no process, such as the
-simulated one, where only the orchestration is measured.
-Usage: make_pipelines.py OUT_DIR [N] [C] [bare]
+simulated one, where only the orchestration is measured. A fifth argument, seconds, makes every
+step sleep that long first (orchestration measured while the machine is otherwise idle).
+Usage: make_pipelines.py OUT_DIR [N] [C] [bare|files] [SLEEP_SECONDS]
 """
 import json
 import os
@@ -20,6 +21,7 @@ out_dir = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 c = int(sys.argv[3]) if len(sys.argv) > 3 else 100
 bare = len(sys.argv) > 4 and sys.argv[4] == "bare"
+sleep = sys.argv[5] if len(sys.argv) > 5 and float(sys.argv[5]) > 0 else ""
 
 # Appends a dot, so each chain step's input differs from the one before (no step of a cold run
 # can hit another's cache entry).
@@ -39,7 +41,9 @@ def step_component():
 
 
 def executors():
-    args = ["true", "{{$.inputs.parameters['x']}}"] if bare else STEP_ARGS
+    args = ["true", "{{$.inputs.parameters['x']}}"] if bare else list(STEP_ARGS)
+    if sleep and not bare:
+        args[0] = f"sleep {sleep}; " + args[0]
     return {"executors": {"exec-step": {"container": {
         "image": "alpine:3.20", "command": ["sh", "-c"], "args": args}}}}
 

@@ -5,7 +5,10 @@
 #
 # Env: N=1000 fan-out steps; C=100 chain steps; REPS=3 (median reported);
 #      SIMULATED=1 runs the steps on `regatta up --simulated-nodes 10` (no processes: the
-#      orchestration alone); SKIP_SNAKEMAKE=1 skips the peer; STEP_CPU (default 10m) per step.
+#      orchestration alone); SKIP_SNAKEMAKE=1 skips the peer; STEP_CPU (default 10m) per step;
+#      STEP_SLEEP=S makes every step sleep S seconds first (default 0).
+# Orchestration per step: the cold chain's server time per step less the step's own process,
+# measured here as C sequential posix_spawns of the same `sh -c` (as the executor starts it).
 # Regatta: `regatta up`, then `regatta pipeline run FILE --watch` of
 #   fanout.json  a ParallelFor over N items, each step one `sh -c 'echo -n $0 > $1'` process;
 #   chain.json   C steps in a line, each reading the previous step's output;
@@ -27,8 +30,9 @@ source "$here/bench/scripts/lib.sh"
 bench_machine_line
 bench_workdir regatta-pipeline-bench
 # Simulated steps run no process, so they write no outputs: bare steps.
+STEP_SLEEP=${STEP_SLEEP:-0}
 python3 "$here/bench/pipelines/make_pipelines.py" "$work/p" "$N" "$C" \
-  "$([[ "${SIMULATED:-0}" == 1 ]] && echo bare || echo files)"
+  "$([[ "${SIMULATED:-0}" == 1 ]] && echo bare || echo files)" "$STEP_SLEEP"
 
 start_up() {
   local extra=()
@@ -79,6 +83,31 @@ for key in fanout-cold fanout-cached chain-cold chain-cached; do
   printf 'RESULT %s %-14s wall %7.3f s  server %7.3f s  (median of %d; N=%d C=%d)\n' \
     "$label" "$key" "$w" "$s" "$REPS" "$N" "$C"
 done
+
+# The step's own process, spawned C times in a row the way the executor does (posix_spawn, wait).
+process_ms() {
+  python3 - "$work/floor" "$C" "$STEP_SLEEP" <<'PY'
+import os, sys, time
+out, count, sleep = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+os.makedirs(out, exist_ok=True)
+script = (f"sleep {sys.argv[3]}; " if sleep > 0 else "") + 'echo -n "$0." > "$1"'
+start = time.perf_counter()
+for i in range(count):
+    pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, f"step-{i}", f"{out}/{i}"], os.environ)
+    os.waitpid(pid, 0)
+print(f"{(time.perf_counter() - start) / count * 1000:.3f}")
+PY
+}
+if [[ "${SIMULATED:-0}" != 1 ]]; then
+  floors=""
+  for rep in $(seq "$REPS"); do floors+="$(process_ms) "; done
+  # shellcheck disable=SC2086
+  floor=$(median_of $floors)
+  # shellcheck disable=SC2086
+  chain_ms=$(python3 -c "print(f'{$(median_of ${server_t[chain-cold]}) * 1000 / $C:.3f}')")
+  printf 'RESULT %s orchestration   %.2f ms per step (cold chain %.2f ms per step, less the step process %.2f ms; median of %d)\n' \
+    "$label" "$(python3 -c "print($chain_ms - $floor)")" "$chain_ms" "$floor" "$REPS"
+fi
 
 if [[ "${SKIP_SNAKEMAKE:-0}" != 1 ]]; then
   # In the same scratch directory as Regatta's data: both pay the same file system.
