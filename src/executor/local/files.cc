@@ -108,6 +108,27 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   return sync ? SyncDir(dir) : absl::OkStatus();
 }
 
+absl::Status OverwriteFileInPlace(const std::string& path, absl::string_view contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open '", path, "'"));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    absl::Status status = ErrnoStatus(errno, absl::StrCat("fstat '", path, "'"));
+    ::close(fd);
+    return status;
+  }
+  std::string padded;
+  if (static_cast<off_t>(contents.size()) < st.st_size) {
+    padded.assign(contents.data(), contents.size());
+    padded.resize(static_cast<size_t>(st.st_size), ' ');
+    contents = padded;
+  }
+  // One write from the start (WriteAll loops only after a short write).
+  absl::Status status = WriteAll(fd, contents, path);
+  ::close(fd);
+  return status;
+}
+
 absl::Status RemoveFileDurably(const std::string& path, bool sync) {
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return absl::OkStatus();

@@ -27,6 +27,13 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
                                  bool sync = true);
 
+// Overwrites the existing file `path` from its start with `contents`, padded with spaces to
+// the file's old size if shorter (for formats that ignore trailing spaces, such as JSON): no
+// temporary, so no inode is allocated or freed. A crash of the process during the write may
+// leave old and new bytes mixed; use it only where a corrupt file is handled like one written
+// a moment too late. Not durable across a machine crash.
+absl::Status OverwriteFileInPlace(const std::string& path, absl::string_view contents);
+
 // Removes `path` (a file) if it exists and, with `sync`, fsyncs its directory. OK if it did
 // not exist.
 absl::Status RemoveFileDurably(const std::string& path, bool sync = true);

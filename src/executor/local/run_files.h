@@ -13,10 +13,13 @@
 #include "src/executor/local/process_supervisor.h"
 
 // The files of one run in <root>/runs/<run_id>/: state.json (what was started, and the process
-// once it exists), result.json (how it ended) and output.log. JSON, one object per file.
+// once it exists), result.json (how it ended) and output.log. JSON, one object per file. Once
+// the run is forgotten (reported), state.json is renamed forgotten.json until the directory is
+// pruned.
 namespace regatta::executor::local {
 
 inline constexpr char kStateFile[] = "state.json";
+inline constexpr char kForgottenStateFile[] = "forgotten.json";
 inline constexpr char kResultFile[] = "result.json";
 inline constexpr char kLogFile[] = "output.log";
 inline constexpr char kWorkDir[] = "work";

@@ -107,6 +107,24 @@ TEST(FilesTest, AtomicWriteReplacesAndLeavesNoTemporary) {
   EXPECT_EQ(ErrnoText(ENOENT), "No such file or directory");
 }
 
+// The state file's second write: no new inode (see StartReserved), and JSON padded to the old
+// size still parses.
+TEST(FilesTest, OverwriteInPlaceKeepsTheInodeAndPadsShorterContents) {
+  TempDir dir;
+  std::string path = dir.Sub("state.json");
+  ASSERT_TRUE(WriteFileAtomically(path, R"({"pid": 0, "argv": ["a"]})").ok());
+  struct stat before;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  ASSERT_TRUE(OverwriteFileInPlace(path, R"({"pid": 12345, "argv": ["a"]})").ok());
+  EXPECT_EQ(*ReadFile(path), R"({"pid": 12345, "argv": ["a"]})");
+  ASSERT_TRUE(OverwriteFileInPlace(path, R"({"pid": 7})").ok());
+  EXPECT_EQ(*ReadFile(path), std::string(R"({"pid": 7})") + std::string(19, ' '));
+  struct stat after;
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_TRUE(absl::IsNotFound(OverwriteFileInPlace(dir.Sub("missing"), "x")));
+}
+
 TEST(ProcTest, ParsesStatWithAwkwardCommandNames) {
   std::string stat =
       "4242 (we ird) (name)) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 "

@@ -181,9 +181,22 @@ TEST_F(SupervisorTest, TrueSucceeds) {
   EXPECT_THAT(ReadTextFile(RunDir("r1") + "/result.json"), HasSubstr("\"succeeded\""));
   s->Forget("r1");
   EXPECT_THAT(s->ListRuns(), IsEmpty());
+  // Retired until pruned, not deleted: without state.json the directory is a forgotten run's.
   EXPECT_FALSE(std::filesystem::exists(RunDir("r1") + "/state.json"));
-  EXPECT_FALSE(std::filesystem::exists(RunDir("r1") + "/result.json"));
+  EXPECT_TRUE(std::filesystem::exists(RunDir("r1") + "/forgotten.json"));
+  EXPECT_TRUE(std::filesystem::exists(RunDir("r1") + "/result.json"));
   EXPECT_TRUE(std::filesystem::exists(RunDir("r1") + "/output.log"));
+
+  // A new run of the same id starts without the old result: after a crash it is recovered as
+  // itself (lost), not reported with the forgotten run's outcome.
+  ASSERT_TRUE(s->Start(Shell("r1", "echo $$; exec sleep 600")).ok());
+  EXPECT_FALSE(std::filesystem::exists(RunDir("r1") + "/result.json"));
+  WaitForPid(*s, "r1");
+  AbandonProcessesForTesting(*s);
+  s.reset();
+  std::vector<RecoveredRun> recovered = OpenSupervisor()->TakeRecovered();
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(recovered[0].result.end, RunEnd::kLost);
 }
 
 TEST_F(SupervisorTest, NonZeroExitIsTerminalContainerError) {
@@ -407,6 +420,10 @@ TEST_F(SupervisorTest, LogIsReadableWhileRunningAndAfterForgetUntilPruned) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->data, "a\nb\npartial");
   EXPECT_TRUE(read->finished);
+  // Retired, not deleted (deleting slows every new file on ext4 without a journal): the next
+  // supervisor on this root does not report it again.
+  EXPECT_FALSE(std::filesystem::exists(RunDir("r1") + "/state.json"));
+  EXPECT_TRUE(std::filesystem::exists(RunDir("r1") + "/forgotten.json"));
   s->Prune();  // within the retention: kept
   EXPECT_TRUE(s->ReadLog("r1", 0, 4096).ok());
 
@@ -670,6 +687,12 @@ TEST_F(SupervisorTest, WithoutFsyncRunsAreStillRecovered) {
     ASSERT_TRUE(WaitFor(**s, "done").has_value());
     ASSERT_TRUE((*s)->Start(Shell("running", "echo $$; exec sleep 600")).ok());
     pgid = WaitForPid(**s, "running");
+    // The state file was rewritten in place with the process (no temporary left behind).
+    absl::StatusOr<local::RunState> state =
+        local::DecodeRunState(ReadTextFile(RunDir("running") + "/state.json"));
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_EQ(state->pid, pgid);
+    EXPECT_FALSE(std::filesystem::exists(RunDir("running") + "/.state.json.tmp"));
     AbandonProcessesForTesting(**s);
   }
   auto s = ProcessSupervisor::Open(options);
