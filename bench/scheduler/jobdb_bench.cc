@@ -85,18 +85,6 @@ regatta::v1::Job MakeJob(int64_t i) {
   return job;
 }
 
-store::SchedulerJobRow RowOf(const regatta::v1::Job& job) {
-  store::SchedulerJobRow row;
-  row.job_id = job.id();
-  row.queue = job.queue();
-  row.job_set = job.job_set();
-  row.state = regatta::v1::JOB_STATE_QUEUED;
-  row.priority_class = job.priority_class();
-  row.submit_time = absl::FromUnixMicros(
-      google::protobuf::util::TimeUtil::TimestampToMicroseconds(job.submit_time()));
-  return row;
-}
-
 int32_t NoPriority(absl::string_view) { return 0; }
 
 // Builds the JobDb from rows, as the scheduler's load does: one template per distinct spec
@@ -122,10 +110,12 @@ void BM_JobDbBuild(benchmark::State& state) {
       regatta::v1::Job& job = specs[s];
       job.set_id(EncodeUlid(absl::ToUnixMillis(kT0) + i / 1000, 0, static_cast<uint64_t>(i)));
       job.mutable_submit_time()->set_nanos(static_cast<int32_t>(i % 1'000'000) * 1000);
-      txn->ApplyJobRow(RowOf(job), 1, [&]() -> std::shared_ptr<const JobSpecTemplate> {
-        if (templates[s] == nullptr) templates[s] = db->Template(job, job.priority_class());
-        return templates[s];
-      });
+      txn->ApplyJobRow(store::SubmittedJobRow(job), 1,
+                       [&]() -> std::shared_ptr<const JobSpecTemplate> {
+                         if (templates[s] == nullptr)
+                           templates[s] = db->Template(job, job.priority_class());
+                         return templates[s];
+                       });
     }
     templates.clear();
     txn->Commit();

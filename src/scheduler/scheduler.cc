@@ -239,17 +239,8 @@ void Scheduler::ApplySubmitted(JobDb::Txn& txn, absl::flat_hash_set<std::string>
   for (const SubmittedJob& job : submitted) {
     // Held already (its views row came first), or the views hold it: nothing to add.
     if (job.offset <= views_offset_ || txn.FindJob(job.spec->id()) != nullptr) continue;
-    const regatta::v1::Job& spec = *job.spec;
-    store::SchedulerJobRow row;
-    row.job_id = spec.id();
-    row.queue = spec.queue();
-    row.job_set = spec.job_set();
-    row.state = regatta::v1::JOB_STATE_QUEUED;
-    row.priority = spec.priority();
-    row.priority_class = spec.priority_class();
-    row.submit_time = absl::FromUnixMicros(
-        google::protobuf::util::TimeUtil::TimestampToMicroseconds(spec.submit_time()));
-    const JobRecord* record = txn.ApplyJobRow(row, views_offset_, &spec);
+    const JobRecord* record =
+        txn.ApplyJobRow(store::SubmittedJobRow(*job.spec), views_offset_, job.spec.get());
     if (record != nullptr && MayNeedDecision(*record)) touched.insert(record->id);
   }
 }

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/time_util.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::store {
@@ -103,6 +104,19 @@ absl::Status StreamSchedulerDeltaAhead(
   reader.join();
   if (!apply_status.ok()) return apply_status;
   return read_status;
+}
+
+SchedulerJobRow SubmittedJobRow(const regatta::v1::Job& job) {
+  SchedulerJobRow row;
+  row.job_id = job.id();
+  row.queue = job.queue();
+  row.job_set = job.job_set();
+  row.state = regatta::v1::JOB_STATE_QUEUED;
+  row.priority = job.priority();
+  row.priority_class = job.priority_class();
+  row.submit_time = absl::FromUnixMicros(
+      google::protobuf::util::TimeUtil::TimestampToMicroseconds(job.submit_time()));
+  return row;
 }
 
 bool IsTerminal(regatta::v1::JobState state) {

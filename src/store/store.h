@@ -174,6 +174,10 @@ struct SchedulerJobRow {
   std::string gang_id;
 };
 
+// The row of a job just submitted, from its spec: QUEUED, nothing requested, template and gang
+// left to the spec. What the scheduler holds for a job handed over before the views have it.
+SchedulerJobRow SubmittedJobRow(const regatta::v1::Job& job);
+
 struct SchedulerRunRow {
   std::string run_id;
   std::string job_id;
