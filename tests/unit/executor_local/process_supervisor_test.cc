@@ -177,10 +177,10 @@ TEST_F(SupervisorTest, TrueSucceeds) {
   EXPECT_EQ(r->started, clock_.Now());
   EXPECT_EQ(r->finished, clock_.Now());
   EXPECT_THAT(s->ListRuns(), ::testing::ElementsAre(std::make_pair(std::string("r1"), false)));
-  // The result file is written before the result is delivered.
-  EXPECT_THAT(ReadTextFile(RunDir("r1") + "/result.json"), HasSubstr("\"succeeded\""));
+  // The result is delivered before its file is written, and Forget waits for the file.
   s->Forget("r1");
   EXPECT_THAT(s->ListRuns(), IsEmpty());
+  EXPECT_THAT(ReadTextFile(RunDir("r1") + "/result.json"), HasSubstr("\"succeeded\""));
   // Retired until pruned, not deleted: without state.json the directory is a forgotten run's.
   EXPECT_FALSE(std::filesystem::exists(RunDir("r1") + "/state.json"));
   EXPECT_TRUE(std::filesystem::exists(RunDir("r1") + "/forgotten.json"));
