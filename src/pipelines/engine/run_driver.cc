@@ -1,9 +1,9 @@
 #include "src/pipelines/engine/run_driver.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/time_util.h"
+#include "src/common/config.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/cache/fingerprint.h"
 #include "src/pipelines/ir/parameters.h"
@@ -112,18 +113,9 @@ absl::StatusOr<json> ApplySelector(const json& value, absl::string_view selector
   return current;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+absl::StatusOr<std::string> ReadFile(const std::string& path) { return ReadFileToString(path); }
 
-bool FileExists(const std::string& path) {
-  std::ifstream in(path);
-  return static_cast<bool>(in);
-}
+bool FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 absl::Duration BackoffFor(const ir::RetryPolicy& policy, int failed_attempts) {
   double factor = std::pow(policy.backoff_factor, std::max(0, failed_attempts - 1));
