@@ -70,7 +70,7 @@ absl::Mutex& SubmitService::DedupLock(absl::string_view queue) {
 
 absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
-    eventlog::AppendWait wait) {
+    eventlog::AppendWait wait, std::vector<EventSequence> also) {
   // Authorize against the queue's permissions, then validate every item (all or nothing).
   ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kSubmit));
@@ -131,7 +131,14 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
       new_client_ids.emplace_back(item.client_id(), job->id());
     }
   }
-  if (seq.events_size() == 0) return response;  // every item was a duplicate
+  if (seq.events_size() == 0) {  // every item was a duplicate
+    if (!also.empty()) {
+      RETURN_IF_ERROR(wait == eventlog::AppendWait::kVisible
+                          ? ctx_->log->AppendVisible(std::move(also)).status()
+                          : ctx_->log->Append(std::move(also)).status());
+    }
+    return response;
+  }
 
   std::vector<std::shared_ptr<const regatta::v1::Job>> jobs;
   const bool hand_over = on_submitted_ && seq.events_size() <= kMaxJobsHandedOver;
@@ -142,7 +149,9 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     }
   }
   std::vector<EventSequence> batch;
+  batch.reserve(1 + also.size());
   batch.push_back(std::move(seq));
+  for (EventSequence& more : also) batch.push_back(std::move(more));
   if (wait == eventlog::AppendWait::kVisible) {
     // Not durable yet: a client id stored now could outlive a submit lost in a machine crash
     // and make its retry a "duplicate" of nothing. The ingester records these ids instead.

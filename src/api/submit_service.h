@@ -49,10 +49,14 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
 
   // The transport-neutral cores (also used by tests and benchmarks).
   // `wait` kVisible is for internal submitters that recover a lost submit themselves (the
-  // pipeline engine): the jobs are visible at once and durable shortly after.
+  // pipeline engine): the jobs are visible at once and durable shortly after. `also`, from
+  // internal submitters only, is appended after the jobs in the same atomic append (the
+  // pipeline engine's progress rides on its step submits: one append per step, not two); it
+  // is appended even if every item was a duplicate, and not at all if the submit fails.
   absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
       const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
-      eventlog::AppendWait wait = eventlog::AppendWait::kDurable);
+      eventlog::AppendWait wait = eventlog::AppendWait::kDurable,
+      std::vector<regatta::v1::EventSequence> also = {});
   absl::StatusOr<regatta::v1::CancelJobsResponse> Cancel(
       const auth::Principal& principal, const regatta::v1::CancelJobsRequest& request);
   absl::Status CancelSet(const auth::Principal& principal,

@@ -129,6 +129,9 @@ pipelines:
   # Resources of a step whose component names none.
   stepCpu: 100m
   stepMemory: 128Mi
+  # How long the state of a just-submitted step may wait to ride on the run's next append (in
+  # a chain, the next step's submit) before it is published on its own; 0s: at once.
+  progressHold: 20ms
 # Devices: the controller runs each Instance's brokers as jobs (the Configuration's brokerSpec).
 devices:
   brokers:
@@ -189,11 +192,15 @@ absl::Status LoadPipelines(const YAML::Node& root, PipelinesConfig& p) {
   ASSIGN_OR_RETURN(p.cache_ttl, GetDuration(root, "pipelines.cacheTtl"));
   ASSIGN_OR_RETURN(p.step_cpu, Get<std::string>(root, "pipelines.stepCpu"));
   ASSIGN_OR_RETURN(p.step_memory, Get<std::string>(root, "pipelines.stepMemory"));
+  ASSIGN_OR_RETURN(p.progress_hold, GetDuration(root, "pipelines.progressHold"));
   if (p.default_queue.empty()) {
     return absl::InvalidArgumentError("pipelines.defaultQueue: required");
   }
   if (p.cache_ttl < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("pipelines.cacheTtl: must be >= 0");
+  }
+  if (p.progress_hold < absl::ZeroDuration() || p.progress_hold > absl::Seconds(60)) {
+    return absl::InvalidArgumentError("pipelines.progressHold: must be between 0s and 60s");
   }
   return absl::OkStatus();
 }

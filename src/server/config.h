@@ -56,6 +56,7 @@ struct PipelinesConfig {
   absl::Duration cache_ttl = absl::ZeroDuration();
   std::string step_cpu = "100m";
   std::string step_memory = "128Mi";
+  absl::Duration progress_hold = absl::Milliseconds(20);
 };
 
 struct DevicesConfig {

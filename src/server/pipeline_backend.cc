@@ -13,21 +13,32 @@ namespace regatta::server {
 namespace pb = regatta::v1;
 using pipelines::engine::JobOutcome;
 
-absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> sequences) {
-  bool has_cache_entries = false;
+namespace {
+
+bool HasCacheEntries(const std::vector<pb::EventSequence>& sequences) {
   for (const pb::EventSequence& sequence : sequences) {
     for (const pb::Event& event : sequence.events()) {
-      has_cache_entries = has_cache_entries || event.has_cache_entry_created();
+      if (event.has_cache_entry_created()) return true;
     }
   }
+  return false;
+}
+
+}  // namespace
+
+void PlatformPipelineBackend::NoteCacheEntriesAt(int64_t offset) {
+  int64_t seen = cache_entries_offset_.load();
+  while (seen < offset && !cache_entries_offset_.compare_exchange_weak(seen, offset)) {
+  }
+}
+
+absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> sequences) {
+  const bool has_cache_entries = HasCacheEntries(sequences);
   // The engine's progress is recoverable (it is derived again from the runs' jobs after a
   // restart), so it need not wait for the log to sync.
   ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->AppendVisible(std::move(sequences)));
   if (has_cache_entries && !offsets.empty()) {
-    const int64_t last = *std::max_element(offsets.begin(), offsets.end());
-    int64_t seen = cache_entries_offset_.load();
-    while (seen < last && !cache_entries_offset_.compare_exchange_weak(seen, last)) {
-    }
+    NoteCacheEntriesAt(*std::max_element(offsets.begin(), offsets.end()));
   }
   return absl::OkStatus();
 }
@@ -43,11 +54,17 @@ auth::Principal PlatformPipelineBackend::OwnerOf(absl::string_view owner,
 }
 
 absl::StatusOr<pb::SubmitJobsResponse> PlatformPipelineBackend::Submit(
-    absl::string_view owner, const pb::SubmitJobsRequest& request) {
+    absl::string_view owner, const pb::SubmitJobsRequest& request,
+    std::vector<pb::EventSequence> progress) {
+  const bool has_cache_entries = HasCacheEntries(progress);
   // A launch lost in a machine crash is launched again after the restart (the engine derives
   // what to launch from the durable log), so the step need not wait for the log to sync.
-  return submit_->Submit(OwnerOf(owner, request.job_set()), request,
-                         eventlog::AppendWait::kVisible);
+  ASSIGN_OR_RETURN(pb::SubmitJobsResponse response,
+                   submit_->Submit(OwnerOf(owner, request.job_set()), request,
+                                   eventlog::AppendWait::kVisible, std::move(progress)));
+  // The entries' offset is not returned; the log's last offset now is at or after it.
+  if (has_cache_entries) NoteCacheEntriesAt(ctx_->log->LastOffset());
+  return response;
 }
 
 absl::Status PlatformPipelineBackend::Cancel(absl::string_view owner,

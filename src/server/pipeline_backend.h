@@ -23,7 +23,8 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
 
   absl::Status Publish(std::vector<regatta::v1::EventSequence> sequences) override;
   absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
-      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request) override;
+      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request,
+      std::vector<regatta::v1::EventSequence> progress) override;
   absl::Status Cancel(absl::string_view owner,
                       const regatta::v1::CancelJobsRequest& request) override;
   absl::StatusOr<regatta::v1::PipelineRun> GetRun(absl::string_view run_id) override;
@@ -39,6 +40,8 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
   absl::Status CatchUpViews();
   // The owner and groups a run's steps are submitted as.
   auth::Principal OwnerOf(absl::string_view owner, const std::string& job_set);
+  // Raises cache_entries_offset_ to `offset`.
+  void NoteCacheEntriesAt(int64_t offset);
 
   const api::ApiContext* ctx_;
   api::SubmitService* submit_;

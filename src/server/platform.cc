@@ -359,6 +359,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   engine_options.cache_ttl = config.pipelines.cache_ttl;
   engine_options.default_cpu = config.pipelines.step_cpu;
   engine_options.default_memory = config.pipelines.step_memory;
+  engine_options.progress_hold = config.pipelines.progress_hold;
   impl->pipeline_backend =
       std::make_unique<PlatformPipelineBackend>(&impl->api, impl->submit_service.get());
   impl->pipeline_engine = std::make_unique<pipelines::engine::PipelineEngine>(

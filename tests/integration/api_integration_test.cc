@@ -172,6 +172,55 @@ TEST_F(ApiTest, OnlySubmitsOfUpTo64JobsAreHandedToTheSchedulerInProcess) {
   EXPECT_THAT(handed, ::testing::ElementsAre(64u));
 }
 
+TEST_F(ApiTest, AnInternalSubmitAppendsItsCompanionRecordsWithTheJobs) {
+  ASSERT_TRUE(CreateQueue("q").ok());
+  auth::Principal alice;
+  alice.name = "alice";
+  auto note = [](const std::string& marker) {
+    regatta::v1::EventSequence sequence;
+    sequence.set_queue("q");
+    sequence.set_job_set("progress");
+    sequence.set_user_id("pipeline-engine");
+    sequence.add_events()->mutable_partition_marker()->set_group_id(marker);
+    std::vector<regatta::v1::EventSequence> also;
+    also.push_back(std::move(sequence));
+    return also;
+  };
+  auto read_after = [&](int64_t offset) {
+    absl::StatusOr<std::vector<eventlog::LogRecord>> records = platform_->log()->Read(offset, 100);
+    EXPECT_TRUE(records.ok()) << records.status();
+    return records.ok() ? *records : std::vector<eventlog::LogRecord>();
+  };
+  // New jobs: the jobs' record, then the companion, in one append.
+  int64_t before = platform_->log()->LastOffset();
+  absl::StatusOr<regatta::v1::SubmitJobsResponse> submitted = platform_->submit_service()->Submit(
+      alice, Jobs("q", "s", 2, "c"), eventlog::AppendWait::kVisible, note("first"));
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  std::vector<eventlog::LogRecord> records = read_after(before);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].sequence.events_size(), 2);
+  EXPECT_TRUE(records[0].sequence.events(0).has_submit_job());
+  EXPECT_EQ(records[1].offset, records[0].offset + 1);
+  EXPECT_EQ(records[1].sequence.events(0).partition_marker().group_id(), "first");
+  // Every item a duplicate (once the ingest recorded the client ids of a visible submit): no
+  // jobs, but the companion is still appended.
+  SyncViews();
+  before = platform_->log()->LastOffset();
+  submitted = platform_->submit_service()->Submit(alice, Jobs("q", "s", 2, "c"),
+                                                  eventlog::AppendWait::kVisible, note("second"));
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  EXPECT_TRUE(submitted->items(0).duplicate());
+  records = read_after(before);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].sequence.events(0).partition_marker().group_id(), "second");
+  // A rejected submit appends neither.
+  before = platform_->log()->LastOffset();
+  submitted = platform_->submit_service()->Submit(alice, Jobs("nope", "s", 1),
+                                                  eventlog::AppendWait::kVisible, note("third"));
+  EXPECT_FALSE(submitted.ok());
+  EXPECT_EQ(platform_->log()->LastOffset(), before);
+}
+
 TEST_F(ApiTest, ClientIdSubmittedTwiceGivesOneJob) {
   ASSERT_TRUE(CreateQueue("dedup").ok());
   regatta::v1::SubmitJobsResponse first, second;

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "regatta/v1/run_service.grpc.pb.h"
 #include "src/api/run_service.h"
+#include "src/eventlog/event_log.h"
 #include "tests/integration/pipeline_test_util.h"
 #include "tests/integration/platform_fixture.h"
 
@@ -218,6 +219,80 @@ TEST_F(PipelineIntegrationTest, RunContinuesAfterARestartMidRun) {
   EXPECT_EQ(run.outputs().at("result"), "\"rested well\"");
   // The step that was running when the server stopped ran as one job or was retried by the
   // batch layer; the pipeline did not start it twice.
+  EXPECT_EQ(TaskOf(run, "nap")->job_ids_size(), 1);
+}
+
+// The engine holds a just-submitted step's snapshot for the run's next append; here so long
+// that only that append (or the server's stop) publishes it.
+class HeldProgressIntegrationTest : public PipelineIntegrationTest {
+ protected:
+  void SetUp() override {
+    extra_overrides_ = {"pipelines.progressHold=60s"};
+    PipelineIntegrationTest::SetUp();
+  }
+
+  std::vector<eventlog::LogRecord> RunRecords(const std::string& run_id) {
+    absl::StatusOr<std::vector<eventlog::LogRecord>> records =
+        platform_->log()->ReadJobSet("pipelines", "pipeline-run-" + run_id, 0, 10000);
+    EXPECT_TRUE(records.ok()) << records.status();
+    return records.ok() ? *std::move(records) : std::vector<eventlog::LogRecord>();
+  }
+};
+
+TEST_F(HeldProgressIntegrationTest, AStepsProgressRidesOnTheNextStepsSubmit) {
+  absl::StatusOr<pb::PipelineRun> created = CreateRun("params.yaml", {{"base", "8"}});
+  ASSERT_TRUE(created.ok()) << created.status();
+  pb::PipelineRun run = WaitForEnd(created->id());
+  ASSERT_EQ(run.state(), pb::PIPELINE_RUN_STATE_SUCCEEDED) << run.error_message();
+  EXPECT_EQ(run.outputs().at("result"), "\"double=16\"");
+  const std::string consumer_job = TaskOf(run, "consumer")->job_ids(0);
+  std::vector<eventlog::LogRecord> records = RunRecords(created->id());
+  bool found_submit = false;
+  for (size_t i = 0; i < records.size(); ++i) {
+    for (const pb::Event& event : records[i].sequence.events()) {
+      // No snapshot of a submitted step was published on its own: each one was overtaken by
+      // the step's end before the run's next append.
+      if (event.has_pipeline_task_updated()) {
+        const pb::PipelineTask& task = event.pipeline_task_updated().task();
+        EXPECT_NE(task.state(), pb::PIPELINE_TASK_STATE_RUNNING) << task.path();
+      }
+      if (event.has_submit_job() && event.submit_job().job().id() == consumer_job) {
+        found_submit = true;
+        // The producer's end came in the same append, right after the consumer's job.
+        ASSERT_LT(i + 1, records.size());
+        EXPECT_EQ(records[i + 1].offset, records[i].offset + 1);
+        bool producer_succeeded = false;
+        for (const pb::Event& next : records[i + 1].sequence.events()) {
+          producer_succeeded |=
+              next.has_pipeline_task_updated() &&
+              next.pipeline_task_updated().task().path() == "producer" &&
+              next.pipeline_task_updated().task().state() == pb::PIPELINE_TASK_STATE_SUCCEEDED;
+        }
+        EXPECT_TRUE(producer_succeeded);
+      }
+    }
+  }
+  EXPECT_TRUE(found_submit);
+}
+
+TEST_F(HeldProgressIntegrationTest, ARestartWhileAStepsProgressIsHeldLosesNothing) {
+  absl::StatusOr<pb::PipelineRun> created = CreateRun("sleepy.yaml", {{"seconds", "1.5"}});
+  ASSERT_TRUE(created.ok()) << created.status();
+  // The step's job exists (its RUNNING state is held, not published).
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  bool submitted = false;
+  while (!submitted && absl::Now() < deadline) {
+    for (const eventlog::LogRecord& record : RunRecords(created->id())) {
+      for (const pb::Event& event : record.sequence.events()) submitted |= event.has_submit_job();
+    }
+    if (!submitted) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(submitted);
+  EXPECT_NE(TaskOf(GetRun(created->id()), "nap")->state(), pb::PIPELINE_TASK_STATE_RUNNING);
+  Restart();
+  Connect();
+  pb::PipelineRun run = WaitForEnd(created->id());
+  ASSERT_EQ(run.state(), pb::PIPELINE_RUN_STATE_SUCCEEDED) << run.error_message();
   EXPECT_EQ(TaskOf(run, "nap")->job_ids_size(), 1);
 }
 

@@ -189,15 +189,21 @@ int PipelineEngine::ActiveRunCount() const {
 }
 
 void PipelineEngine::Loop() {
+  absl::Time next_held = absl::InfiniteFuture();
   while (true) {
     std::deque<Command> batch;
+    bool stopping;
     {
       absl::MutexLock lock(&mu_);
       if (commands_.empty() && !stopping_) {
-        wake_.WaitWithTimeout(&mu_, options_.idle_poll);
+        wake_.WaitWithTimeout(&mu_, std::min(options_.idle_poll, next_held - absl::Now()));
       }
-      if (stopping_) return;
-      batch.swap(commands_);
+      stopping = stopping_;
+      if (!stopping) batch.swap(commands_);  // Stop answers what is left
+    }
+    if (stopping) {
+      PublishHeldProgress(/*all=*/true);
+      return;
     }
     // Outcomes first, then one Process per touched run: a burst of job ends costs one round.
     absl::flat_hash_map<std::string, RunDriver*> touched;
@@ -226,6 +232,7 @@ void PipelineEngine::Loop() {
       absl::MutexLock lock(&mu_);
       active_runs_ -= static_cast<int>(ended.size());
     }
+    next_held = held_progress_.empty() ? absl::InfiniteFuture() : PublishHeldProgress(false);
     absl::MutexLock lock(&mu_);
     for (Command& command : batch) {
       if (command.done != nullptr) *command.done = true;
@@ -285,26 +292,30 @@ absl::Status PipelineEngine::Load(absl::string_view run_id, bool for_retry) {
   return absl::OkStatus();
 }
 
+void PipelineEngine::Progress::AddTask(pb::PipelineTask task) {
+  auto [it, inserted] = latest.try_emplace(task.path());
+  if (inserted) order.push_back(task.path());
+  it->second = std::move(task);
+}
+
 void PipelineEngine::Process(RunDriver& driver) {
-  // Snapshots to publish, latest per task, in first-seen order.
-  std::vector<std::string> order;
-  absl::flat_hash_map<std::string, pb::PipelineTask> latest;
-  std::optional<pb::PipelineRunUpdated> run_update;
-  std::vector<pb::CacheEntry> cache_entries;
+  // Snapshots held from the run's last round go first, so every task's latest one wins.
+  Progress progress;
+  if (auto held = held_progress_.find(driver.run().id()); held != held_progress_.end()) {
+    progress = std::move(held->second.progress);
+    held_progress_.erase(held);
+  }
   std::vector<std::string> cancels;
+  bool submitted = false;
   for (int round = 0; round < 1000; ++round) {
     const absl::Time now = clock_->Now();
     DriverOutput out = driver.Advance(now);
-    for (pb::PipelineTask& task : out.task_updates) {
-      auto [it, inserted] = latest.try_emplace(task.path());
-      if (inserted) order.push_back(task.path());
-      it->second = std::move(task);
-    }
-    if (out.run_update) run_update = std::move(out.run_update);
-    for (auto& entry : out.cache_entries) cache_entries.push_back(std::move(entry));
+    for (pb::PipelineTask& task : out.task_updates) progress.AddTask(std::move(task));
+    if (out.run_update) progress.run_update = std::move(out.run_update);
+    for (auto& entry : out.cache_entries) progress.cache_entries.push_back(std::move(entry));
     for (auto& job : out.cancel_job_ids) cancels.push_back(std::move(job));
     if (out.launches.empty()) break;
-    Launch(driver, out.launches, now);
+    submitted = Launch(driver, out.launches, now, progress) || submitted;
   }
   const pb::PipelineRun& run = driver.run();
   if (!cancels.empty()) {
@@ -317,30 +328,49 @@ void PipelineEngine::Process(RunDriver& driver) {
       LOG_WARN("cannot cancel pipeline steps", "run", run.id(), "error", cancelled.ToString());
     }
   }
-  if (order.empty() && !run_update && cache_entries.empty()) return;
-  pb::EventSequence sequence;
+  if (progress.empty()) return;
+  // Only snapshots of tasks whose jobs now run: they can wait for the run's next append.
+  if (submitted && !progress.run_update && progress.cache_entries.empty() && !driver.Terminal() &&
+      options_.progress_hold > absl::ZeroDuration()) {
+    held_progress_[run.id()] =
+        HeldProgress{std::move(progress), absl::Now() + options_.progress_hold};
+    return;
+  }
+  PublishProgress(run, progress);
+}
+
+std::vector<pb::EventSequence> PipelineEngine::TakeSequences(const pb::PipelineRun& run,
+                                                             Progress& progress) const {
+  std::vector<pb::EventSequence> sequences;
+  if (progress.empty()) return sequences;
+  pb::EventSequence& sequence = sequences.emplace_back();
   sequence.set_queue(run.queue());
   sequence.set_job_set(RunJobSet(run.id()));
   sequence.set_user_id(options_.user_id);
   const google::protobuf::Timestamp created = ToTimestamp(clock_->Now());
-  for (const std::string& path : order) {
+  for (const std::string& path : progress.order) {
     pb::Event* event = sequence.add_events();
     *event->mutable_created() = created;
     event->mutable_pipeline_task_updated()->set_run_id(run.id());
-    *event->mutable_pipeline_task_updated()->mutable_task() = std::move(latest[path]);
+    *event->mutable_pipeline_task_updated()->mutable_task() = std::move(progress.latest[path]);
   }
-  for (pb::CacheEntry& entry : cache_entries) {
+  for (pb::CacheEntry& entry : progress.cache_entries) {
     pb::Event* event = sequence.add_events();
     *event->mutable_created() = created;
     *event->mutable_cache_entry_created()->mutable_entry() = std::move(entry);
   }
-  if (run_update) {
+  if (progress.run_update) {
     pb::Event* event = sequence.add_events();
     *event->mutable_created() = created;
-    *event->mutable_pipeline_run_updated() = std::move(*run_update);
+    *event->mutable_pipeline_run_updated() = std::move(*progress.run_update);
   }
-  std::vector<pb::EventSequence> sequences;
-  sequences.push_back(std::move(sequence));
+  progress = Progress();
+  return sequences;
+}
+
+void PipelineEngine::PublishProgress(const pb::PipelineRun& run, Progress& progress) {
+  std::vector<pb::EventSequence> sequences = TakeSequences(run, progress);
+  if (sequences.empty()) return;
   // A failed publish loses nothing the views need to resume: the steps were submitted with
   // deterministic client ids, so the next start finds them again.
   if (absl::Status published = backend_->Publish(std::move(sequences)); !published.ok()) {
@@ -348,7 +378,24 @@ void PipelineEngine::Process(RunDriver& driver) {
   }
 }
 
-void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now) {
+absl::Time PipelineEngine::PublishHeldProgress(bool all) {
+  const absl::Time now = absl::Now();
+  absl::Time next = absl::InfiniteFuture();
+  for (auto it = held_progress_.begin(); it != held_progress_.end();) {
+    auto here = it++;
+    auto driver = drivers_.find(here->first);
+    if (!all && here->second.publish_by > now && driver != drivers_.end()) {
+      next = std::min(next, here->second.publish_by);
+      continue;
+    }
+    if (driver != drivers_.end()) PublishProgress(driver->second->run(), here->second.progress);
+    held_progress_.erase(here);
+  }
+  return next;
+}
+
+bool PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now,
+                            Progress& progress) {
   const pb::PipelineRun& run = driver.run();
   // Cache hits first: one lookup for the round.
   std::vector<std::string> fingerprints;
@@ -374,9 +421,10 @@ void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
   // their directories (~0.1-0.6 s) before the first could start. At most the submit API's
   // SubmitService::kMaxJobsHandedOver, so each chunk reaches the scheduler in process.
   constexpr int kStepsPerSubmit = 64;
+  bool any = false;
   for (const StepLaunch& launch : launches) {
     if (request.items_size() == kStepsPerSubmit) {
-      SubmitSteps(driver, request, submitted, now);
+      any = SubmitSteps(driver, request, submitted, now, progress) || any;
       request.clear_items();
       submitted.clear();
     }
@@ -418,21 +466,31 @@ void PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
     *request.add_items() = StepJob(driver, launch);
     submitted.push_back(&launch);
   }
-  if (!submitted.empty()) SubmitSteps(driver, request, submitted, now);
+  if (!submitted.empty()) any = SubmitSteps(driver, request, submitted, now, progress) || any;
+  return any;
 }
 
-void PipelineEngine::SubmitSteps(RunDriver& driver, const pb::SubmitJobsRequest& request,
-                                 const std::vector<const StepLaunch*>& submitted, absl::Time now) {
+bool PipelineEngine::SubmitSteps(RunDriver& driver, const pb::SubmitJobsRequest& request,
+                                 const std::vector<const StepLaunch*>& submitted, absl::Time now,
+                                 Progress& progress) {
   const pb::PipelineRun& run = driver.run();
-  absl::StatusOr<pb::SubmitJobsResponse> response = backend_->Submit(run.owner(), request);
+  // Copied, not taken: a failed submit leaves the progress to be published on its own.
+  std::vector<pb::EventSequence> along;
+  if (!progress.empty()) {
+    Progress copy = progress;
+    along = TakeSequences(run, copy);
+  }
+  absl::StatusOr<pb::SubmitJobsResponse> response =
+      backend_->Submit(run.owner(), request, std::move(along));
   if (!response.ok()) {
     for (const StepLaunch* launch : submitted) {
       driver.OnLaunchFailed(launch->task_path,
                             absl::StrCat("cannot submit the step: ", response.status().message()),
                             now);
     }
-    return;
+    return false;
   }
+  progress = Progress();
   std::vector<std::string> repeated;
   for (int i = 0; i < response->items_size() && i < static_cast<int>(submitted.size()); ++i) {
     const pb::SubmitJobsResponseItem& item = response->items(i);
@@ -454,6 +512,7 @@ void PipelineEngine::SubmitSteps(RunDriver& driver, const pb::SubmitJobsRequest&
       }
     }
   }
+  return true;
 }
 
 void PipelineEngine::Track(const std::string& job_id, const std::string& run_id) {

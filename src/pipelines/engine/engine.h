@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,9 +41,11 @@ class EngineBackend {
   virtual ~EngineBackend() = default;
   // Appends durably.
   virtual absl::Status Publish(std::vector<regatta::v1::EventSequence> sequences) = 0;
-  // The submit path (validation, dedup by client id) on behalf of `owner`.
+  // The submit path (validation, dedup by client id) on behalf of `owner`; `progress` is
+  // appended with the jobs, atomically (not at all if the submit fails).
   virtual absl::StatusOr<regatta::v1::SubmitJobsResponse> Submit(
-      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request) = 0;
+      absl::string_view owner, const regatta::v1::SubmitJobsRequest& request,
+      std::vector<regatta::v1::EventSequence> progress) = 0;
   virtual absl::Status Cancel(absl::string_view owner,
                               const regatta::v1::CancelJobsRequest& request) = 0;
   // A run with spec and tasks, as the views hold it once they include the log so far.
@@ -65,14 +68,20 @@ struct EngineOptions {
   std::string user_id = "pipeline-engine";
   // How often the loop looks at the clock when nothing happens (retry backoffs on a fake clock).
   absl::Duration idle_poll = absl::Milliseconds(200);
+  // How long the snapshots of just-submitted tasks may wait to ride on the run's next append
+  // (real time); see PipelineEngine.
+  absl::Duration progress_hold = absl::Milliseconds(20);
 };
 
 // Runs pipeline runs: one RunDriver per active run, fed with job outcomes (from the ingested
 // views, through ObserveJob*) and commands (start, terminate, retry). On one thread: every
 // driver call, launch and publish happens there, so runs need no locks of their own.
 // For each run it submits the steps a driver launches (one request per round), cancels jobs,
-// checks and writes the cache, and publishes the task and run changes (one append per round,
-// after the submit, so a restart that repeats a launch finds the job by its client id).
+// checks and writes the cache, and publishes the task and run changes. Changes made before a
+// submit ride on it (the same atomic append); the snapshots of the tasks it submitted wait up
+// to `progress_hold` for the run's next append (in a chain: the next step's submit), so a step
+// costs one append, not two. Losing them loses nothing: a restart that repeats a launch finds
+// the job by its client id.
 class PipelineEngine {
  public:
   PipelineEngine(EngineBackend* backend, const Clock* clock, IdGenerator* ids,
@@ -129,14 +138,39 @@ class PipelineEngine {
   void Handle(Command& command);
   absl::Status Resume(regatta::v1::PipelineRun run);
   absl::Status Load(absl::string_view run_id, bool for_retry);
+  // Task and run changes not yet published, latest snapshot per task in first-seen order.
+  struct Progress {
+    std::vector<std::string> order;
+    absl::flat_hash_map<std::string, regatta::v1::PipelineTask> latest;
+    std::optional<regatta::v1::PipelineRunUpdated> run_update;
+    std::vector<regatta::v1::CacheEntry> cache_entries;
+
+    bool empty() const { return order.empty() && !run_update && cache_entries.empty(); }
+    void AddTask(regatta::v1::PipelineTask task);
+  };
+  struct HeldProgress {
+    Progress progress;
+    absl::Time publish_by;  // real time
+  };
+
   // Advances the run and carries out what the driver asks for until it waits for outcomes.
   void Process(RunDriver& driver);
   // Starts the launches: cached ones from the cache, the others as jobs, submitted in chunks so
-  // the first steps run while the engine prepares the next ones' directories.
-  void Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now);
-  // Submits one chunk of step jobs (`submitted[i]` made `request.items(i)`) and records them.
-  void SubmitSteps(RunDriver& driver, const regatta::v1::SubmitJobsRequest& request,
-                   const std::vector<const StepLaunch*>& submitted, absl::Time now);
+  // the first steps run while the engine prepares the next ones' directories. The first submit
+  // takes `progress` along (left empty if it did).
+  bool Launch(RunDriver& driver, std::vector<StepLaunch>& launches, absl::Time now,
+              Progress& progress);
+  // Submits one chunk of step jobs (`submitted[i]` made `request.items(i)`) with `progress`,
+  // and records them; on failure `progress` is left for the caller to publish.
+  bool SubmitSteps(RunDriver& driver, const regatta::v1::SubmitJobsRequest& request,
+                   const std::vector<const StepLaunch*>& submitted, absl::Time now,
+                   Progress& progress);
+  // The run's progress as one sequence (none if empty); `progress` is emptied.
+  std::vector<regatta::v1::EventSequence> TakeSequences(const regatta::v1::PipelineRun& run,
+                                                        Progress& progress) const;
+  void PublishProgress(const regatta::v1::PipelineRun& run, Progress& progress);
+  // Publishes held progress that is due (all of it if `all`); returns when the next is due.
+  absl::Time PublishHeldProgress(bool all);
   regatta::v1::JobSubmitRequestItem StepJob(const RunDriver& driver,
                                             const StepLaunch& launch) const;
   void Track(const std::string& job_id, const std::string& run_id);
@@ -149,6 +183,8 @@ class PipelineEngine {
   std::function<void(const regatta::v1::PipelineRun&)> on_run_ended_;
   // Engine thread only.
   absl::flat_hash_map<std::string, std::unique_ptr<RunDriver>> drivers_;
+  // Run id -> snapshots of its just-submitted tasks, waiting for the run's next append.
+  absl::flat_hash_map<std::string, HeldProgress> held_progress_;
 
   mutable absl::Mutex mu_;
   absl::CondVar wake_;

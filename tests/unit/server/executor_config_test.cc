@@ -1,5 +1,5 @@
-// The executor.simulated section of the server configuration: defaults, node groups,
-// durations, and errors that name the key.
+// The server configuration: the executor.simulated section (defaults, node groups, durations,
+// errors that name the key) and pipelines.progressHold.
 #include <string>
 #include <vector>
 
@@ -84,6 +84,21 @@ TEST(SimulatedExecutorConfigTest, ErrorsNameTheKey) {
             "executor.simulated.duration.min=10s", "executor.simulated.duration.max=1s"});
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("executor.simulated.duration.max"), std::string::npos);
+}
+
+TEST(PipelinesConfigTest, ProgressHoldDefaultsToTwentyMillisecondsAndIsBounded) {
+  absl::StatusOr<ServerConfig> config = Load({});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->pipelines.progress_hold, absl::Milliseconds(20));
+  config = Load({"pipelines.progressHold=0s"});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->pipelines.progress_hold, absl::ZeroDuration());
+  for (const char* bad : {"pipelines.progressHold=-1s", "pipelines.progressHold=2m"}) {
+    config = Load({bad});
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_NE(config.status().message().find("pipelines.progressHold"), std::string::npos)
+        << config.status();
+  }
 }
 
 }  // namespace
