@@ -1369,12 +1369,19 @@ absl::StatusOr<ir::PipelineSpec> CompileAuthoring(absl::string_view yaml_text) {
 }
 
 bool IsAuthoringDocument(absl::string_view text) {
-  absl::StatusOr<YAML::Node> doc = FirstDocument(text);
-  if (!doc.ok() || !doc->IsMap()) return false;
   // Any key of the IR decides; else it is authoring, so a misspelt key (`task:`) is reported
   // by the authoring compiler rather than as a missing `root`.
-  for (const char* ir_key :
-       {"root", "schemaVersion", "sdkVersion", "pipelineInfo", "deploymentSpec", "components"}) {
+  static constexpr const char* kIrKeys[] = {"root",         "schemaVersion",  "sdkVersion",
+                                            "pipelineInfo", "deploymentSpec", "components"};
+  if (std::optional<nlohmann::json> json = ir::ParseJsonObject(text)) {
+    for (const char* ir_key : kIrKeys) {
+      if (json->contains(ir_key)) return false;
+    }
+    return true;
+  }
+  absl::StatusOr<YAML::Node> doc = FirstDocument(text);
+  if (!doc.ok() || !doc->IsMap()) return false;
+  for (const char* ir_key : kIrKeys) {
     if ((*doc)[ir_key]) return false;
   }
   return true;

@@ -674,7 +674,23 @@ absl::string_view ParameterTypeName(ParameterType type) {
   return "UNKNOWN";
 }
 
+std::optional<json> ParseJsonObject(absl::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == absl::string_view::npos || text[first] != '{') return std::nullopt;
+  bool too_deep = false;
+  json parsed = json::parse(
+      text.begin(), text.end(),
+      [&too_deep](int depth, json::parse_event_t, json&) {
+        too_deep = too_deep || depth > kMaxDepth;
+        return true;
+      },
+      /*allow_exceptions=*/false);
+  if (too_deep || parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+  return parsed;
+}
+
 absl::StatusOr<PipelineSpec> ParsePipelineSpec(absl::string_view text) {
+  if (std::optional<json> pipeline = ParseJsonObject(text)) return FromJson(*pipeline);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));

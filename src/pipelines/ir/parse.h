@@ -1,8 +1,11 @@
 #ifndef REGATTA_SRC_PIPELINES_IR_PARSE_H_
 #define REGATTA_SRC_PIPELINES_IR_PARSE_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
 #include "src/pipelines/ir/pipeline_spec.h"
 
 namespace regatta::pipelines::ir {
@@ -15,6 +18,11 @@ absl::StatusOr<PipelineSpec> ParsePipelineSpec(absl::string_view text);
 
 // ParsePipelineSpec followed by ValidatePipelineSpec.
 absl::StatusOr<PipelineSpec> LoadPipelineSpec(absl::string_view text);
+
+// `text` as one JSON object, or nullopt if it is not one (then it is read as YAML, which also
+// gives the errors). The server stores specs as JSON and the SDK can write them so; yaml-cpp
+// took ~6 ms for a 100-task spec that this reads in well under one.
+std::optional<nlohmann::json> ParseJsonObject(absl::string_view text);
 
 }  // namespace regatta::pipelines::ir
 

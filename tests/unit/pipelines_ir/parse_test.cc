@@ -7,6 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/pipelines/ir/write.h"
 #include "tests/unit/pipelines_ir/testdata.h"
 
 namespace regatta::pipelines::ir {
@@ -284,6 +285,40 @@ TEST(ParsePipelineSpecTest, JsonInputParsesLikeYaml) {
   EXPECT_EQ(spec->pipeline_info.name, "json-pipeline");
   EXPECT_EQ(spec->root.dag->tasks.at("a").input_parameters.at("n").constant, json(7));
   EXPECT_EQ(spec->executors.at("exec-a").container.resources.accelerator->count, 2);
+}
+
+// JSON objects skip yaml-cpp (ParseJsonObject); they must read exactly as their YAML source.
+TEST(ParsePipelineSpecTest, EveryTestPipelineReadsTheSameFromItsJsonForm) {
+  for (const char* name : {"hello_world.yaml", "producer_consumer.yaml", "artifact_passing.yaml",
+                           "condition.yaml", "exit_handler.yaml", "if_else_oneof.yaml",
+                           "importer.yaml", "parallel_for.yaml", "parallel_for_artifacts.yaml"}) {
+    absl::StatusOr<PipelineSpec> from_yaml = ParsePipelineSpec(ReadPipelineFile(name));
+    ASSERT_TRUE(from_yaml.ok()) << name << ": " << from_yaml.status();
+    const std::string as_json = PipelineSpecToJson(*from_yaml).dump(2);
+    ASSERT_TRUE(ParseJsonObject(as_json).has_value()) << name;
+    absl::StatusOr<PipelineSpec> from_json = ParsePipelineSpec(as_json);
+    ASSERT_TRUE(from_json.ok()) << name << ": " << from_json.status();
+    EXPECT_EQ(PipelineSpecToJson(*from_json), PipelineSpecToJson(*from_yaml)) << name;
+  }
+}
+
+TEST(ParsePipelineSpecTest, OnlyAJsonObjectTakesTheJsonPath) {
+  EXPECT_TRUE(ParseJsonObject(" \n {\"a\": [1, {\"b\": null}]}").has_value());
+  EXPECT_FALSE(ParseJsonObject("a: 1").has_value());                   // YAML
+  EXPECT_FALSE(ParseJsonObject("{a: 1}").has_value());                 // YAML flow map
+  EXPECT_FALSE(ParseJsonObject("[1, 2]").has_value());                 // not an object
+  EXPECT_FALSE(ParseJsonObject("{\"a\": 1} {\"b\": 2}").has_value());  // two documents
+  // Too deep for the JSON path: the YAML path reports it with its path.
+  const std::string deep = "{\"x\": " + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_FALSE(ParseJsonObject(deep).has_value());
+  absl::StatusOr<PipelineSpec> spec = ParsePipelineSpec(deep);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("nested too deeply"));
+  // A JSON spec's errors name the same paths as a YAML one's.
+  spec = ParsePipelineSpec(
+      R"({"root": {"dag": {"tasks": {"t": {"componentRef": {"name": "c"}, "dependentTasks": 3}}}}})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("root.dag.tasks.t.dependentTasks"));
 }
 
 TEST(ParsePipelineSpecTest, QuotedNumbersStayStrings) {
