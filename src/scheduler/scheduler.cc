@@ -203,7 +203,13 @@ void Scheduler::ViewsMoved(const store::IngestBatch& batch) {
   if (devices_changed) NotifyDevicesChanged();
   absl::MutexLock lock(&mu_);
   views_told_offset_ = std::max(views_told_offset_, batch.to_offset);
-  wake_now_ |= needs_cycle;
+  if (needs_cycle) {
+    if (options_.views_wake_delay <= absl::ZeroDuration()) {
+      wake_now_ = true;
+    } else {
+      wake_at_ = std::min(wake_at_, absl::Now() + options_.views_wake_delay);
+    }
+  }
 }
 
 void Scheduler::AcceptSubmitted(int64_t offset,
@@ -318,6 +324,7 @@ void Scheduler::Loop() {
       if (stopping_) return;
       wake_ = false;
       wake_now_ = false;
+      wake_at_ = absl::InfiniteFuture();
     }
     // A new term (or the first) starts with the catch-up rule; a replica that does not lead
     // waits for leadership.
@@ -337,8 +344,9 @@ void Scheduler::Loop() {
       continue;
     }
     backoff = absl::Milliseconds(50);
-    // Sleep until the views take a change that needs a cycle, or a submit is handed over (at
-    // once), an executor reports (by the end of the 10 ms slice), or the cycle period passes.
+    // Sleep until the views take a change that needs a cycle (views_wake_delay later), a
+    // submit is handed over (at once), an executor reports (by the end of the 10 ms slice), or
+    // the cycle period passes.
     // Views that move without ViewsMoved (nobody observes the ingest) are noticed by the end
     // of the slice too.
     const absl::Time deadline = absl::Now() + options_.cycle_period;
@@ -346,12 +354,16 @@ void Scheduler::Loop() {
       int64_t views_told = 0;
       {
         absl::MutexLock lock(&mu_);
-        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wake_now_; };
-        if (mu_.AwaitWithDeadline(absl::Condition(&woken),
-                                  std::min(deadline, absl::Now() + absl::Milliseconds(10))) ||
-            wake_) {
-          break;
-        }
+        const absl::Time until =
+            std::min({deadline, absl::Now() + absl::Milliseconds(10), wake_at_});
+        // A wake_at_ set earlier than `until` while this waits ends the wait, to wait again.
+        auto woken = [this, until]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return stopping_ || wake_now_ || wake_at_ < until;
+        };
+        const bool signalled = mu_.AwaitWithDeadline(absl::Condition(&woken), until);
+        if (stopping_ || wake_now_) break;
+        if (signalled) continue;  // wake_at_ moved earlier
+        if (wake_ || absl::Now() >= wake_at_) break;
         views_told = views_told_offset_;
       }
       if (wait_for_views_(std::max(views_offset_, views_told) + 1, absl::InfinitePast()).ok()) {

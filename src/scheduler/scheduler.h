@@ -36,6 +36,11 @@ struct SchedulerOptions {
   // The longest the loop sleeps between cycles; it wakes sooner when the views change or an
   // executor reports.
   absl::Duration cycle_period = absl::Seconds(1);
+  // How long a cycle the views ask for (an outcome to decide, a requeue, a job submitted
+  // through another server) waits for more to do; a submit handed over in this process starts
+  // one at once. In a pipeline chain the next step's submit comes ~0.5 ms after the last one's
+  // outcome, and one cycle then decides the outcome and places the step.
+  absl::Duration views_wake_delay = absl::Milliseconds(2);
   // An executor silent for longer is lost: its active runs are expired.
   absl::Duration executor_timeout = absl::Seconds(30);
   // Retries of a job whose runs fail for a retryable reason, unless the job sets its own.
@@ -206,6 +211,8 @@ class Scheduler {
   mutable absl::Mutex mu_;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;      // a cycle within the current wait slice
   bool wake_now_ ABSL_GUARDED_BY(mu_) = false;  // a cycle at once
+  // A cycle by then (the views asked for one; see views_wake_delay).
+  absl::Time wake_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   // The views' offset after the last batch ViewsMoved was told of: views that move past it
   // without ViewsMoved (nobody observes the ingest) start a cycle by the end of a wait slice.
   int64_t views_told_offset_ ABSL_GUARDED_BY(mu_) = 0;

@@ -67,6 +67,9 @@ scheduling:
   # Longest sleep between scheduling cycles (a cycle also starts when the views change or an
   # executor reports).
   cyclePeriod: 1s
+  # How long a cycle the views ask for (an outcome to decide, a requeue) waits for more to do;
+  # a submit to this server starts one at once. 0s: at once.
+  viewsWakeDelay: 2ms
   # An executor silent for longer is lost: its runs are expired and retried.
   executorTimeout: 30s
   # Retries of runs that fail for a retryable reason (lease expired or returned, executor lost),
@@ -234,12 +237,16 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   scheduler::SchedulerOptions& s = c.scheduler;
   ASSIGN_OR_RETURN(s.cycle_period, GetDuration(root, "scheduling.cyclePeriod"));
   ASSIGN_OR_RETURN(s.executor_timeout, GetDuration(root, "scheduling.executorTimeout"));
+  ASSIGN_OR_RETURN(s.views_wake_delay, GetDuration(root, "scheduling.viewsWakeDelay"));
   ASSIGN_OR_RETURN(s.default_max_retries, Get<int>(root, "scheduling.maxRetries"));
   ASSIGN_OR_RETURN(s.max_leases_per_cycle, Get<int>(root, "scheduling.maxLeasesPerCycle"));
   ASSIGN_OR_RETURN(s.policy, scheduler::ParseSchedulingPolicy(root["scheduling"], "scheduling"));
   ASSIGN_OR_RETURN(c.lease_wait, GetDuration(root, "scheduling.leaseWait"));
   if (s.cycle_period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("scheduling.cyclePeriod: must be positive");
+  }
+  if (s.views_wake_delay < absl::ZeroDuration() || s.views_wake_delay > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("scheduling.viewsWakeDelay: must be between 0s and 1s");
   }
   if (s.executor_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("scheduling.executorTimeout: must be positive");

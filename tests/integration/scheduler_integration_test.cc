@@ -469,9 +469,9 @@ TEST_F(SchedulerIntegrationTest, AJobHandedOverAtSubmitIsLeasedBeforeTheViewsHol
   EXPECT_EQ(CountEvents(*log_, Event::kJobRunLeased), 2);
 }
 
-// The loop cycles at once for what may need a decision (a new job, a run's end) and for nothing
-// that only echoes its own decisions or an executor's progress: in a pipeline those were half
-// of all cycles.
+// The loop cycles soon (views_wake_delay) for what may need a decision (a new job, a run's
+// end) and for nothing that only echoes its own decisions or an executor's progress: in a
+// pipeline those were half of all cycles.
 TEST_F(SchedulerIntegrationTest, TheViewsWakeTheLoopOnlyForChangesThatMayNeedADecision) {
   CreateQueue("q", 1.0);
   Ingested();
@@ -559,6 +559,69 @@ TEST_F(SchedulerIntegrationTest, TheViewsWakeTheLoopOnlyForChangesThatMayNeedADe
   unknown.set_id("not-handed-over");
   insert(unknown);
   EXPECT_TRUE(Eventually([&] { return stats().cycles > after_hand_over; }));
+  scheduler_->Stop();
+}
+
+// What the views ask for waits views_wake_delay for more to do; a hand-over starts a cycle at
+// once, which then decides too: a pipeline chain's next step and its predecessor's outcome
+// share one cycle.
+TEST_F(SchedulerIntegrationTest, AViewsWakeWaitsAndAHandOverTakesItAlong) {
+  CreateQueue("q", 1.0);
+  Ingested();
+  SchedulerOptions options;
+  options.cycle_period = absl::Hours(1);
+  options.views_wake_delay = absl::Seconds(2);
+  StartScheduler(options);
+  ObserveIngest();
+  ReportNode("exec", "node", "4");
+  ASSERT_TRUE(scheduler_->Start().ok());
+  auto stats = [this] { return scheduler_->stats(); };
+
+  // A job submitted through the views (not handed over) is placed after the delay.
+  const absl::Time submitted = absl::Now();
+  const std::string first = SubmitJobs("q", 1).front();
+  Ingested();
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(stats().leases, 0);
+  ASSERT_TRUE(Eventually([&] { return stats().leases == 1; }));
+  EXPECT_GE(absl::Now() - submitted, absl::Seconds(1.5));
+  Ingested();
+  std::string run_id;
+  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log_->Read(0, 1'000'000);
+  ASSERT_TRUE(records.ok());
+  for (const auto& record : *records) {
+    for (const Event& e : record.sequence.events()) {
+      if (e.has_job_run_leased()) run_id = e.job_run_leased().run_id();
+    }
+  }
+  ASSERT_FALSE(run_id.empty());
+
+  // Its run ends: the outcome waits...
+  const int64_t before = stats().cycles;
+  EventSequence seq;
+  seq.set_queue("q");
+  seq.set_job_set("set");
+  *seq.add_events() = NewEvent();
+  seq.mutable_events(0)->mutable_job_run_succeeded()->set_job_id(first);
+  seq.mutable_events(0)->mutable_job_run_succeeded()->set_run_id(run_id);
+  Append(std::move(seq));
+  Ingested();
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(stats().cycles, before);
+  // ...until a job is handed over: one cycle at once places it and decides the outcome.
+  auto next = std::make_shared<regatta::v1::Job>();
+  next->set_id("next-step");
+  next->set_queue("q");
+  next->set_job_set("set");
+  next->set_priority_class("default");
+  next->mutable_task()->add_command("/bin/true");
+  (*next->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+  const absl::Time handed = absl::Now();
+  scheduler_->AcceptSubmitted(log_->LastOffset() + 1, {next});
+  ASSERT_TRUE(Eventually([&] { return stats().leases == 2; }));
+  EXPECT_LT(absl::Now() - handed, absl::Seconds(1.5));
+  EXPECT_EQ(stats().decisions, 1);
+  EXPECT_EQ(stats().cycles, before + 1);
   scheduler_->Stop();
 }
 
