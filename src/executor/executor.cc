@@ -546,32 +546,54 @@ void Executor::LeaseLoop() {
       }
       stream->WritesDone();
     });
+    // The leases of one answer (up to its end). A lone one is started on this thread, a thread
+    // hand-off (~0.1 ms here) sooner than by a starter: a pipeline chain's next step comes
+    // alone. Several go to the starter threads, to start side by side.
+    std::vector<regatta::v1::JobRunLease> answer;
+    auto queue_answer = [&] {
+      if (answer.empty()) return;
+      absl::MutexLock lock(&mu_);
+      for (regatta::v1::JobRunLease& lease : answer) lease_queue_.push_back(std::move(lease));
+      answer.clear();
+    };
     regatta::v1::LeaseStreamMessage message;
     while (stream->Read(&message)) {
       got_message = true;
       switch (message.message_case()) {
-        case regatta::v1::LeaseStreamMessage::kLease: {
-          absl::MutexLock lock(&mu_);
-          lease_queue_.push_back(message.lease());
+        case regatta::v1::LeaseStreamMessage::kLease:
+          answer.push_back(std::move(*message.mutable_lease()));
           break;
-        }
         case regatta::v1::LeaseStreamMessage::kCancelRuns:
+          queue_answer();
           for (const std::string& id : message.cancel_runs().run_ids()) {
             HandleStop(id, RunEnd::kCancelled);
           }
           break;
         case regatta::v1::LeaseStreamMessage::kPreemptRuns:
+          queue_answer();
           for (const std::string& id : message.preempt_runs().run_ids()) {
             HandleStop(id, RunEnd::kPreempted);
           }
           break;
-        case regatta::v1::LeaseStreamMessage::kEnd:
+        case regatta::v1::LeaseStreamMessage::kEnd: {
           RequestLeases();
+          bool alone = answer.size() == 1;
+          if (alone) {
+            absl::MutexLock lock(&mu_);
+            alone = lease_queue_.empty();
+          }
+          if (alone) {
+            HandleLease(answer.front());
+            answer.clear();
+          }
+          queue_answer();
           break;
+        }
         case regatta::v1::LeaseStreamMessage::MESSAGE_NOT_SET:
           break;
       }
     }
+    queue_answer();
     {
       absl::MutexLock lock(&mu_);
       session_done = true;

@@ -103,7 +103,8 @@ class Executor {
   void LeaseLoop();
   void ResultLoop();
   void ReportLoop();
-  // Takes leases from lease_queue_ and starts them (kStarterThreads of these).
+  // Takes leases from lease_queue_ and starts them (kStarterThreads of these). A lease that
+  // comes alone in an answer is started by LeaseLoop itself.
   void StartLoop();
   regatta::v1::LeaseRequest BuildRequest() ABSL_LOCKS_EXCLUDED(mu_);
   void HandleLease(const regatta::v1::JobRunLease& lease) ABSL_LOCKS_EXCLUDED(mu_);
