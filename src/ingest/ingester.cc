@@ -1,6 +1,11 @@
 #include "src/ingest/ingester.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <utility>
 
@@ -417,6 +422,12 @@ absl::Status Ingester::Start() {
   LOG_INFO("ingester starting", "consumer", consumer_, "offset", *offset);
   thread_ = std::thread([this] {
     SetThreadName("rg-ingest");
+    // Per thread on Linux; raising one's own nice value needs no privilege.
+    if (options_.thread_nice != 0 &&
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.thread_nice) != 0) {
+      LOG_WARN("cannot lower the ingest thread's priority", "nice", options_.thread_nice, "error",
+               std::strerror(errno));
+    }
     Run();
   });
   return absl::OkStatus();

@@ -37,6 +37,10 @@ struct IngesterOptions {
   // Retry delays after a log or store error: doubling from initial to max.
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(5);
+  // Added to the ingest thread's nice value (0: none). Readers of the views tolerate a lag of
+  // a few milliseconds; the threads on a pipeline step's path (engine, scheduler, executor) do
+  // not, and on two busy cores an ingest that preempts them costs every step.
+  int thread_nice = 0;
 };
 
 // The query ingester: the only writer of the query views. It reads the log from the

@@ -1,10 +1,13 @@
-// The Ingester's loop: batching, offsets, waiting, retries, skips.
+// The Ingester's loop: batching, offsets, waiting, retries, skips, thread priority.
 #include "src/ingest/ingester.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -280,6 +283,24 @@ TEST_F(IngesterTest, IngestsWhatIsThereAndWhatComesLater) {
   last = AppendSubmits(10, 15);
   ASSERT_TRUE(ingester.WaitForOffset(last, Deadline()).ok());
   EXPECT_EQ(JobCount(*sqlite_), 15u);
+  ingester.Stop();
+}
+
+TEST_F(IngesterTest, TheIngestThreadRunsAtTheNiceValueItIsGiven) {
+  const int base = ::getpriority(PRIO_PROCESS, 0);
+  Append({Sequence("q", "", {QueueCreated(1, MakeQueue("q"))})});
+  IngesterOptions options = FastOptions();
+  options.thread_nice = 5;
+  Ingester ingester(&log_, store_.get(), &clock_, "query", options);
+  std::atomic<int> seen{-100};
+  ingester.AddObserver([&](const store::IngestBatch&) {
+    seen = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  });
+  ASSERT_TRUE(ingester.Start().ok());
+  ASSERT_TRUE(ingester.WaitForOffset(log_.LastOffset(), Deadline()).ok());
+  EXPECT_EQ(seen.load(), std::min(base + 5, 19));
+  // The rest of the process keeps its own.
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), base);
   ingester.Stop();
 }
 
