@@ -184,6 +184,32 @@ class SchedulerIntegrationTest : public ::testing::Test {
   }
 
   // Waits up to 10 s for `done`.
+  // The run id of the log's last lease ("" if none).
+  std::string LastLeasedRunId() {
+    std::string run_id;
+    absl::StatusOr<std::vector<eventlog::LogRecord>> records = log_->Read(0, 1'000'000);
+    EXPECT_TRUE(records.ok()) << records.status();
+    if (!records.ok()) return run_id;
+    for (const auto& record : *records) {
+      for (const Event& e : record.sequence.events()) {
+        if (e.has_job_run_leased()) run_id = e.job_run_leased().run_id();
+      }
+    }
+    return run_id;
+  }
+
+  // A one-cpu /bin/true job of queue q, job set "set", as the submit path hands it over.
+  static std::shared_ptr<regatta::v1::Job> HandedOverJob(const std::string& id) {
+    auto job = std::make_shared<regatta::v1::Job>();
+    job->set_id(id);
+    job->set_queue("q");
+    job->set_job_set("set");
+    job->set_priority_class("default");
+    job->mutable_task()->add_command("/bin/true");
+    (*job->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+    return job;
+  }
+
   static bool Eventually(absl::FunctionRef<bool()> done) {
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
     while (!done()) {
@@ -486,14 +512,7 @@ TEST_F(SchedulerIntegrationTest, TheViewsWakeTheLoopOnlyForChangesThatMayNeedADe
   const std::string id = SubmitJobs("q", 1).front();
   ASSERT_TRUE(Eventually([&] { return stats().leases == 1; }));
   Ingested();  // the lease's own rows: no cycle for them
-  std::string run_id;
-  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log_->Read(0, 1'000'000);
-  ASSERT_TRUE(records.ok());
-  for (const auto& record : *records) {
-    for (const Event& e : record.sequence.events()) {
-      if (e.has_job_run_leased()) run_id = e.job_run_leased().run_id();
-    }
-  }
+  const std::string run_id = LastLeasedRunId();
   ASSERT_FALSE(run_id.empty());
   // The executor's side of the run, one event per record.
   auto report = [&](auto set_event) {
@@ -536,13 +555,7 @@ TEST_F(SchedulerIntegrationTest, TheViewsWakeTheLoopOnlyForChangesThatMayNeedADe
   // of a job nobody handed over does. Told directly: with the job in the log, the ingester
   // could bring its row before the hand-over (an extra cycle, harmless, but not countable).
   // The views skip the lease of this job they never saw, with a warning.
-  auto handed_over = std::make_shared<regatta::v1::Job>();
-  handed_over->set_id("handed-over");
-  handed_over->set_queue("q");
-  handed_over->set_job_set("set");
-  handed_over->set_priority_class("default");
-  handed_over->mutable_task()->add_command("/bin/true");
-  (*handed_over->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+  std::shared_ptr<regatta::v1::Job> handed_over = HandedOverJob("handed-over");
   scheduler_->AcceptSubmitted(log_->LastOffset() + 1, {handed_over});
   ASSERT_TRUE(Eventually([&] { return stats().leases == 2; }));
   const int64_t after_hand_over = stats().cycles;
@@ -586,14 +599,7 @@ TEST_F(SchedulerIntegrationTest, AViewsWakeWaitsAndAHandOverTakesItAlong) {
   ASSERT_TRUE(Eventually([&] { return stats().leases == 1; }));
   EXPECT_GE(absl::Now() - submitted, absl::Seconds(1.5));
   Ingested();
-  std::string run_id;
-  absl::StatusOr<std::vector<eventlog::LogRecord>> records = log_->Read(0, 1'000'000);
-  ASSERT_TRUE(records.ok());
-  for (const auto& record : *records) {
-    for (const Event& e : record.sequence.events()) {
-      if (e.has_job_run_leased()) run_id = e.job_run_leased().run_id();
-    }
-  }
+  const std::string run_id = LastLeasedRunId();
   ASSERT_FALSE(run_id.empty());
 
   // Its run ends: the outcome waits...
@@ -609,13 +615,7 @@ TEST_F(SchedulerIntegrationTest, AViewsWakeWaitsAndAHandOverTakesItAlong) {
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(stats().cycles, before);
   // ...until a job is handed over: one cycle at once places it and decides the outcome.
-  auto next = std::make_shared<regatta::v1::Job>();
-  next->set_id("next-step");
-  next->set_queue("q");
-  next->set_job_set("set");
-  next->set_priority_class("default");
-  next->mutable_task()->add_command("/bin/true");
-  (*next->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = "1";
+  std::shared_ptr<regatta::v1::Job> next = HandedOverJob("next-step");
   const absl::Time handed = absl::Now();
   scheduler_->AcceptSubmitted(log_->LastOffset() + 1, {next});
   ASSERT_TRUE(Eventually([&] { return stats().leases == 2; }));
