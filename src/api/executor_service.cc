@@ -253,10 +253,11 @@ grpc::Status ExecutorService::LeaseJobRuns(
         read_error = state.status();
         break;
       }
-      registry_->Report(*state);
+      // Run ends reach the scheduler through the views; a request only wakes it for new room.
+      const bool more_room = registry_->Report(*state);
       latest = *std::move(state);
       fresh = true;
-      scheduler_->Wake();
+      if (more_room) scheduler_->Wake();
     }
     absl::MutexLock lock(&mu);
     done = true;

@@ -80,9 +80,42 @@ absl::StatusOr<ExecutorState> ParseLeaseRequest(const regatta::v1::LeaseRequest&
   return state;
 }
 
-void ExecutorRegistry::Report(ExecutorState state) {
+namespace {
+
+bool SameNode(const Node& a, const Node& b) {
+  if (a.id != b.id || a.pool != b.pool || a.unschedulable != b.unschedulable ||
+      !(a.allocatable == b.allocatable) || a.labels != b.labels ||
+      a.taints.size() != b.taints.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.taints.size(); ++i) {
+    if (a.taints[i].key != b.taints[i].key || a.taints[i].value != b.taints[i].value ||
+        a.taints[i].effect != b.taints[i].effect) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `next` may let the scheduler place what `last` did not.
+bool MoreRoom(const ExecutorState& last, const ExecutorState& next) {
+  if (last.id.empty() || last.incarnation != next.incarnation || last.pool != next.pool ||
+      last.nodes.size() != next.nodes.size()) {
+    return true;
+  }
+  for (size_t i = 0; i < next.nodes.size(); ++i) {
+    if (!SameNode(last.nodes[i], next.nodes[i])) return true;
+  }
+  const int left = last.max_runs_to_lease - last.leased_since_report;
+  return left < next.max_runs_to_lease && left <= 0;
+}
+
+}  // namespace
+
+bool ExecutorRegistry::Report(ExecutorState state) {
   absl::MutexLock lock(&mu_);
   Entry& entry = executors_[state.id];
+  const bool more_room = MoreRoom(entry.state, state);
   if (entry.sent_incarnation != state.incarnation) {
     entry.sent.clear();
     entry.sent_incarnation = state.incarnation;
@@ -94,6 +127,7 @@ void ExecutorRegistry::Report(ExecutorState state) {
   // it finished and forgot them while the JobDb still shows them LEASED.
   for (const auto& [run_id, run_state] : state.runs) entry.sent[run_id] = absl::InfiniteFuture();
   entry.state = std::move(state);
+  return more_room;
 }
 
 void ExecutorRegistry::Touch(absl::string_view executor_id, absl::Time now) {

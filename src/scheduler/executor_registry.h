@@ -43,7 +43,11 @@ absl::StatusOr<ExecutorState> ParseLeaseRequest(const regatta::v1::LeaseRequest&
 // within the timeout are expired.
 class ExecutorRegistry {
  public:
-  void Report(ExecutorState state);
+  // Records the executor's latest request. True if it may give the scheduler room it did not
+  // have: a new executor or process, other nodes or pool, or capacity where the last request's
+  // was used up. An executor asks again after every answer; the rest of those requests change
+  // nothing a cycle could act on.
+  bool Report(ExecutorState state);
   // Any call from the executor proves it is alive.
   void Touch(absl::string_view executor_id, absl::Time now);
   std::vector<ExecutorState> Snapshot() const;

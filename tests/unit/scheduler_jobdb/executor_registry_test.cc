@@ -186,6 +186,32 @@ TEST(ExecutorRegistryTest, ReportGetSnapshotAndRemove) {
   EXPECT_EQ(registry.Snapshot().size(), 1u);
 }
 
+TEST(ExecutorRegistryTest, AReportSaysWhetherItMayGiveTheSchedulerNewRoom) {
+  ExecutorRegistry registry;
+  auto with_node = [](const std::string& incarnation, const std::string& cpu, int max_runs) {
+    ExecutorState state = State("e1", incarnation);
+    Node node;
+    node.id = "n1";
+    node.pool = "default";
+    node.allocatable = *ResourceList::FromStrings({{"cpu", cpu}});
+    state.nodes.push_back(node);
+    state.max_runs_to_lease = max_runs;
+    return state;
+  };
+  EXPECT_TRUE(registry.Report(with_node("a", "4", 2)));   // new executor
+  EXPECT_FALSE(registry.Report(with_node("a", "4", 2)));  // the same again: nothing new
+  registry.NoteLeased("e1", 1);
+  EXPECT_FALSE(registry.Report(with_node("a", "4", 1)));  // room was left: nothing new
+  registry.NoteLeased("e1", 1);                           // its last request's room is used
+  EXPECT_TRUE(registry.Report(with_node("a", "4", 1)));   // ...and it has room again
+  EXPECT_FALSE(registry.Report(with_node("a", "4", 1)));
+  EXPECT_TRUE(registry.Report(with_node("a", "8", 1)));  // a bigger node
+  ExecutorState labelled = with_node("a", "8", 1);
+  labelled.nodes[0].labels["zone"] = "b";
+  EXPECT_TRUE(registry.Report(labelled));                // other labels
+  EXPECT_TRUE(registry.Report(with_node("b", "8", 1)));  // a restarted process
+}
+
 TEST(ExecutorRegistryTest, IncarnationSinceIsTheFirstReportOfTheProcess) {
   ExecutorRegistry registry;
   registry.Report(State("e1", "a", kT0));
