@@ -139,6 +139,8 @@ absl::Status RemoveFileDurably(const std::string& path, bool sync) {
 
 absl::Status MakeDirs(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("empty directory path");
+  // Usually only the last component is new (a run's directory): one mkdir, not one per level.
+  if (::mkdir(path.c_str(), 0755) == 0) return absl::OkStatus();
   for (size_t pos = 1; pos <= path.size(); ++pos) {
     if (pos != path.size() && path[pos] != '/') continue;
     std::string prefix = path.substr(0, pos);

@@ -1,5 +1,7 @@
 #include "src/pipelines/engine/engine.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -446,9 +448,13 @@ bool PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
         }
       }
     }
-    // The step writes its outputs into directories that must exist.
+    // The step writes its outputs into directories that must exist. Usually the run's
+    // directory does, and two mkdirs make the rest (create_directories stats every level).
     std::error_code ec;
-    std::filesystem::create_directories(launch.work_dir + "/outputs", ec);
+    const std::string outputs = launch.work_dir + "/outputs";
+    if (::mkdir(launch.work_dir.c_str(), 0755) != 0 || ::mkdir(outputs.c_str(), 0755) != 0) {
+      std::filesystem::create_directories(outputs, ec);
+    }
     for (const auto& [name, list] : launch.values.output_artifacts) {
       for (const placeholders::RuntimeArtifact& a : list) {
         absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri);
