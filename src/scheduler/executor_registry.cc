@@ -82,19 +82,10 @@ absl::StatusOr<ExecutorState> ParseLeaseRequest(const regatta::v1::LeaseRequest&
 
 namespace {
 
+// What an executor reports of a node (`allocated` is the scheduler's own).
 bool SameNode(const Node& a, const Node& b) {
-  if (a.id != b.id || a.pool != b.pool || a.unschedulable != b.unschedulable ||
-      !(a.allocatable == b.allocatable) || a.labels != b.labels ||
-      a.taints.size() != b.taints.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.taints.size(); ++i) {
-    if (a.taints[i].key != b.taints[i].key || a.taints[i].value != b.taints[i].value ||
-        a.taints[i].effect != b.taints[i].effect) {
-      return false;
-    }
-  }
-  return true;
+  return a.id == b.id && a.pool == b.pool && a.unschedulable == b.unschedulable &&
+         a.allocatable == b.allocatable && a.labels == b.labels && a.taints == b.taints;
 }
 
 // Whether `next` may let the scheduler place what `last` did not.

@@ -113,8 +113,6 @@ absl::StatusOr<json> ApplySelector(const json& value, absl::string_view selector
   return current;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) { return ReadFileToString(path); }
-
 bool FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 absl::Duration BackoffFor(const ir::RetryPolicy& policy, int failed_attempts) {
@@ -1033,7 +1031,8 @@ void RunDriver::ReadOutputs(Task& task, absl::Time now) {
   const std::string work_dir = WorkDir(task.proto, task.proto.job_ids_size());
   // The step may also report through output_metadata.json (kfp's ExecutorOutput).
   json executor_output = json::object();
-  if (absl::StatusOr<std::string> text = ReadFile(absl::StrCat(work_dir, "/output_metadata.json"));
+  if (absl::StatusOr<std::string> text =
+          ReadFileToString(absl::StrCat(work_dir, "/output_metadata.json"));
       text.ok()) {
     executor_output = json::parse(*text, nullptr, false);
     if (!executor_output.is_object()) {
@@ -1043,7 +1042,7 @@ void RunDriver::ReadOutputs(Task& task, absl::Time now) {
     }
   }
   for (const auto& [name, def] : task.component->output_definitions.parameters) {
-    absl::StatusOr<std::string> text = ReadFile(absl::StrCat(work_dir, "/outputs/", name));
+    absl::StatusOr<std::string> text = ReadFileToString(absl::StrCat(work_dir, "/outputs/", name));
     json value;
     if (text.ok()) {
       absl::StatusOr<json> parsed = ir::ParseParameterValue(*text, def.parameter_type);

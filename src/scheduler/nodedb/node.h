@@ -15,6 +15,8 @@ struct Taint {
   std::string key;
   std::string value;
   std::string effect;  // "NoSchedule", "PreferNoSchedule", "NoExecute"
+
+  bool operator==(const Taint&) const = default;
 };
 
 // A node as the scheduler sees it: built from the executor's latest report plus the runs the
