@@ -280,16 +280,27 @@ grpc::Status ExecutorService::LeaseJobRuns(
     const absl::Time deadline = absl::Now() + options_.lease_wait;
     int64_t version = db.Version();
     while (messages.empty() && absl::Now() < deadline && !shutting_down_) {
+      // A request that comes while nothing is pending (a run ended, a report was taken) only
+      // refreshes what the executor holds: answering it with an empty answer would cost a
+      // round trip of both threads on each side, and the executor's request after that.
+      bool refreshed = false;
       {
         absl::MutexLock lock(&mu);
-        if (fresh || done) break;
+        if (done) break;
+        if (fresh) {
+          fresh = false;
+          state = *latest;
+          refreshed = true;
+        }
       }
-      const int64_t now_version =
-          db.WaitForChange(version, std::min(deadline, absl::Now() + absl::Milliseconds(50)));
-      if (now_version == version) continue;
-      version = now_version;
-      // The registry holds the freshest view of what the executor holds.
-      if (std::optional<scheduler::ExecutorState> s = registry_->Get(state.id)) state = *s;
+      if (!refreshed) {
+        const int64_t now_version =
+            db.WaitForChange(version, std::min(deadline, absl::Now() + absl::Milliseconds(50)));
+        if (now_version == version) continue;
+        version = now_version;
+        // The registry holds the freshest view of what the executor holds.
+        if (std::optional<scheduler::ExecutorState> s = registry_->Get(state.id)) state = *s;
+      }
       messages = PendingFor(state);
     }
     // The scheduler only commits its decisions: an executor elsewhere must not act on one the
