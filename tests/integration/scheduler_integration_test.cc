@@ -589,6 +589,8 @@ TEST_F(SchedulerIntegrationTest, AViewsWakeWaitsAndAHandOverTakesItAlong) {
   ReportNode("exec", "node", "4");
   ASSERT_TRUE(scheduler_->Start().ok());
   auto stats = [this] { return scheduler_->stats(); };
+  // The term's first cycle runs at once: a job in the views by then would be placed by it.
+  ASSERT_TRUE(Eventually([&] { return stats().cycles >= 1; }));
 
   // A job submitted through the views (not handed over) is placed after the delay.
   const absl::Time submitted = absl::Now();
