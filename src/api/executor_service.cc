@@ -225,14 +225,43 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
   return out;
 }
 
+namespace {
+
+class GrpcLeaseSessionEnd final : public LeaseSessionEnd {
+ public:
+  GrpcLeaseSessionEnd(
+      grpc::ServerContext* call,
+      grpc::ServerReaderWriter<regatta::v1::LeaseStreamMessage, regatta::v1::LeaseRequest>* stream)
+      : call_(call), stream_(stream) {}
+
+  bool Read(regatta::v1::LeaseRequest* request) override { return stream_->Read(request); }
+  bool Write(const regatta::v1::LeaseStreamMessage& message) override {
+    return stream_->Write(message);
+  }
+  bool IsCancelled() override { return call_->IsCancelled(); }
+  void TryCancel() override { call_->TryCancel(); }
+
+ private:
+  grpc::ServerContext* call_;
+  grpc::ServerReaderWriter<regatta::v1::LeaseStreamMessage, regatta::v1::LeaseRequest>* stream_;
+};
+
+}  // namespace
+
 grpc::Status ExecutorService::LeaseJobRuns(
     grpc::ServerContext* call,
     grpc::ServerReaderWriter<regatta::v1::LeaseStreamMessage, regatta::v1::LeaseRequest>* stream) {
   absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx_, call);
   if (!principal.ok()) return ToGrpcStatus(principal.status());
-  if (absl::Status s = CheckExecutePermission(*ctx_, *principal); !s.ok()) return ToGrpcStatus(s);
+  GrpcLeaseSessionEnd session(call, stream);
+  return ToGrpcStatus(ServeLeases(*principal, session));
+}
+
+absl::Status ExecutorService::ServeLeases(const auth::Principal& principal,
+                                          LeaseSessionEnd& session) {
+  RETURN_IF_ERROR(CheckExecutePermission(*ctx_, principal));
   if (!scheduler_->ready()) {
-    return ToGrpcStatus(absl::UnavailableError("the scheduler is still loading; retry shortly"));
+    return absl::UnavailableError("the scheduler is still loading; retry shortly");
   }
 
   // A reader thread takes requests as they come (an executor may send a fresh one while the
@@ -245,7 +274,7 @@ grpc::Status ExecutorService::LeaseJobRuns(
   absl::Status sync_error;
   std::thread reader([&] {
     regatta::v1::LeaseRequest request;
-    while (stream->Read(&request)) {
+    while (session.Read(&request)) {
       absl::StatusOr<scheduler::ExecutorState> state =
           scheduler::ParseLeaseRequest(request, ctx_->clock->Now());
       absl::MutexLock lock(&mu);
@@ -269,10 +298,10 @@ grpc::Status ExecutorService::LeaseJobRuns(
     {
       absl::MutexLock lock(&mu);
       auto ready = [&] { return fresh || done; };
-      while (!ready() && !shutting_down_ && !call->IsCancelled()) {
+      while (!ready() && !shutting_down_ && !session.IsCancelled()) {
         mu.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(100));
       }
-      if (done || shutting_down_ || call->IsCancelled()) break;
+      if (done || shutting_down_ || session.IsCancelled()) break;
       fresh = false;
       state = *latest;
     }
@@ -306,32 +335,32 @@ grpc::Status ExecutorService::LeaseJobRuns(
     // The scheduler only commits its decisions: an executor elsewhere must not act on one the
     // log could still lose. Everything PendingFor saw was committed by now, so at or before the
     // last offset.
-    if (!messages.empty() && principal->name != options_.in_process_principal) {
+    if (!messages.empty() && principal.name != options_.in_process_principal) {
       if (absl::Status durable = ctx_->log->WaitDurable(ctx_->log->LastOffset()); !durable.ok()) {
         sync_error = durable;
         break;
       }
     }
     bool ok = true;
-    for (const auto& message : messages) ok = ok && stream->Write(message);
+    for (const auto& message : messages) ok = ok && session.Write(message);
     regatta::v1::LeaseStreamMessage end;
     end.mutable_end();
-    if (!ok || !stream->Write(end)) break;
+    if (!ok || !session.Write(end)) break;
   }
   {
     // Unblock the reader if this side stopped first; a reader that ended on a bad request has
     // returned already, and cancelling would replace the error the executor should see.
     absl::MutexLock lock(&mu);
-    if (!done) call->TryCancel();
+    if (!done) session.TryCancel();
   }
   reader.join();
-  if (!read_error.ok()) return ToGrpcStatus(read_error);
+  if (!read_error.ok()) return read_error;
   if (!sync_error.ok()) {
-    return ToGrpcStatus(absl::UnavailableError(
-        absl::StrCat("the event log cannot make leases durable: ", sync_error.message())));
+    return absl::UnavailableError(
+        absl::StrCat("the event log cannot make leases durable: ", sync_error.message()));
   }
-  if (shutting_down_) return ToGrpcStatus(absl::UnavailableError("the server is shutting down"));
-  return grpc::Status::OK;
+  if (shutting_down_) return absl::UnavailableError("the server is shutting down");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<regatta::v1::ReportEventsResponse> ExecutorService::Report(

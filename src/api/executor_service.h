@@ -38,6 +38,19 @@ struct ExecutorServiceOptions {
   std::string in_process_principal;
 };
 
+// The server's end of a lease session, whatever carries it (a gRPC stream, or a pipe to the
+// executor in this process). Read from one thread, Write from one other.
+class LeaseSessionEnd {
+ public:
+  virtual ~LeaseSessionEnd() = default;
+  // Waits for the executor's next request; false once it sends no more.
+  virtual bool Read(regatta::v1::LeaseRequest* request) = 0;
+  virtual bool Write(const regatta::v1::LeaseStreamMessage& message) = 0;
+  virtual bool IsCancelled() = 0;
+  // Ends the session; a Read waiting returns false.
+  virtual void TryCancel() = 0;
+};
+
 // The principal that publishes the Instance events of a lost executor's nodes.
 inline constexpr char kNodeLossUser[] = "regatta-node-loss";
 
@@ -64,6 +77,8 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
                              regatta::v1::ReportDevicesResponse* response) override;
 
   // The transport-neutral cores (tests call them directly).
+  // Serves one lease session until either side ends it; the status is the session's outcome.
+  absl::Status ServeLeases(const auth::Principal& principal, LeaseSessionEnd& session);
   absl::StatusOr<regatta::v1::ReportEventsResponse> Report(
       const auth::Principal& principal, const regatta::v1::ReportEventsRequest& request);
   // What to send an executor now: leases of runs it does not hold yet, runs to cancel and to

@@ -197,9 +197,10 @@ std::string HostName() {
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Start(ExecutorOptions options,
                                                           std::unique_ptr<RunBackend> backend,
                                                           std::shared_ptr<grpc::Channel> channel,
-                                                          const Clock* clock) {
-  std::unique_ptr<Executor> executor(
-      new Executor(std::move(options), std::move(backend), std::move(channel), clock));
+                                                          const Clock* clock,
+                                                          std::unique_ptr<ExecutorApi> api) {
+  std::unique_ptr<Executor> executor(new Executor(std::move(options), std::move(backend),
+                                                  std::move(channel), clock, std::move(api)));
   RETURN_IF_ERROR(executor->Init());
   Executor* e = executor.get();
   e->result_thread_ = std::thread([e] {
@@ -245,11 +246,12 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Start(ExecutorOptions option
 }
 
 Executor::Executor(ExecutorOptions options, std::unique_ptr<RunBackend> backend,
-                   std::shared_ptr<grpc::Channel> channel, const Clock* clock)
+                   std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+                   std::unique_ptr<ExecutorApi> api)
     : options_(std::move(options)),
       backend_(std::move(backend)),
       channel_(std::move(channel)),
-      stub_(regatta::v1::ExecutorService::NewStub(channel_)),
+      api_(api != nullptr ? std::move(api) : NewGrpcExecutorApi(channel_, options_.authorization)),
       clock_(clock) {}
 
 Executor::~Executor() { Stop(absl::ZeroDuration()); }
@@ -517,16 +519,13 @@ void Executor::HandleStop(const std::string& run_id, RunEnd why) {
 void Executor::LeaseLoop() {
   absl::Duration backoff = absl::Milliseconds(100);
   while (true) {
-    grpc::ClientContext context;
-    if (!options_.authorization.empty())
-      context.AddMetadata("authorization", options_.authorization);
+    std::unique_ptr<LeaseSession> stream = api_->OpenLeaseSession();
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
-      stream_context_ = &context;
+      session_ = stream.get();
       want_request_ = true;
     }
-    auto stream = stub_->LeaseJobRuns(&context);
     bool session_done = false;
     bool got_message = false;
     // Sends a request when one is wanted (after each answer, after a run ends) and at least
@@ -597,18 +596,18 @@ void Executor::LeaseLoop() {
     {
       absl::MutexLock lock(&mu_);
       session_done = true;
-      stream_context_ = nullptr;
+      session_ = nullptr;
     }
-    context.TryCancel();
+    stream->Cancel();
     writer.join();
-    grpc::Status status = stream->Finish();
+    absl::Status status = stream->Finish();
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
     }
     if (got_message) backoff = absl::Milliseconds(100);
-    LOG_WARN("lease stream ended; reconnecting", "code", static_cast<int>(status.error_code()),
-             "error", status.error_message(), "retry_in", absl::FormatDuration(backoff));
+    LOG_WARN("lease stream ended; reconnecting", "code", static_cast<int>(status.code()), "error",
+             status.message(), "retry_in", absl::FormatDuration(backoff));
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), backoff);
@@ -703,16 +702,13 @@ void Executor::ReportLoop() {
         ++taken;
       }
     }
-    grpc::ClientContext context;
-    if (!options_.authorization.empty())
-      context.AddMetadata("authorization", options_.authorization);
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    regatta::v1::ReportEventsResponse response;
-    grpc::Status status = stub_->ReportEvents(&context, request, &response);
-    if (!status.ok()) {
+    absl::StatusOr<regatta::v1::ReportEventsResponse> reported =
+        api_->ReportEvents(request, absl::Seconds(10));
+    if (!reported.ok()) {
+      const absl::Status& status = reported.status();
       LOG_WARN("reporting run events failed; retrying", "events", taken, "code",
-               static_cast<int>(status.error_code()), "error", status.error_message());
-      if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+               static_cast<int>(status.code()), "error", status.message());
+      if (absl::IsInvalidArgument(status)) {
         // The server will never take these; drop them rather than block every later report.
         absl::MutexLock lock(&mu_);
         for (size_t i = 0; i < taken && !outbox_.empty(); ++i) PopOutboxLocked();
@@ -725,6 +721,7 @@ void Executor::ReportLoop() {
       continue;
     }
     backoff = absl::Milliseconds(100);
+    const regatta::v1::ReportEventsResponse& response = *reported;
     std::vector<std::string> finished;
     {
       absl::MutexLock lock(&mu_);
@@ -766,7 +763,7 @@ void Executor::Stop(absl::Duration grace) {
       return;
     }
     stopping_ = true;
-    if (stream_context_ != nullptr) stream_context_->TryCancel();
+    if (session_ != nullptr) session_->Cancel();
   }
   if (lease_thread_.joinable()) lease_thread_.join();
   for (std::thread& t : starter_threads_) {

@@ -17,6 +17,7 @@
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/common/clock.h"
 #include "src/common/resources.h"
+#include "src/executor/api/executor_api.h"
 #include "src/executor/device_discovery.h"
 #include "src/executor/run_backend.h"
 
@@ -65,10 +66,13 @@ struct ExecutorOptions {
 // earlier process are reported by their result.
 class Executor {
  public:
-  static absl::StatusOr<std::unique_ptr<Executor>> Start(ExecutorOptions options,
-                                                         std::unique_ptr<RunBackend> backend,
-                                                         std::shared_ptr<grpc::Channel> channel,
-                                                         const Clock* clock);
+  // `channel` reaches the server; leases and reports go through `api` when given (the executor
+  // embedded in the server's process), else over the channel. The device agent always uses
+  // the channel.
+  static absl::StatusOr<std::unique_ptr<Executor>> Start(
+      ExecutorOptions options, std::unique_ptr<RunBackend> backend,
+      std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+      std::unique_ptr<ExecutorApi> api = nullptr);
   ~Executor();
 
   // Stops taking leases, stops the backend's runs (within `grace`), reports what it can within
@@ -97,7 +101,8 @@ class Executor {
   class LogService;
 
   Executor(ExecutorOptions options, std::unique_ptr<RunBackend> backend,
-           std::shared_ptr<grpc::Channel> channel, const Clock* clock);
+           std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+           std::unique_ptr<ExecutorApi> api);
   absl::Status Init();
   absl::Status AddNodes();
   void LeaseLoop();
@@ -123,7 +128,7 @@ class Executor {
   ExecutorOptions options_;
   std::unique_ptr<RunBackend> backend_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<regatta::v1::ExecutorService::Stub> stub_;
+  std::unique_ptr<ExecutorApi> api_;
   const Clock* clock_;
   std::string incarnation_;
   std::vector<regatta::v1::NodeInfo> nodes_;
@@ -155,7 +160,7 @@ class Executor {
   absl::flat_hash_map<std::string, regatta::v1::Event> early_results_ ABSL_GUARDED_BY(mu_);
   bool want_request_ ABSL_GUARDED_BY(mu_) = true;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* stream_context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  LeaseSession* session_ ABSL_GUARDED_BY(mu_) = nullptr;
 
   std::thread lease_thread_;
   std::thread result_thread_;

@@ -70,7 +70,8 @@ class ProcessBackend final : public RunBackend {
 
 absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOptions options,
                                                              std::shared_ptr<grpc::Channel> channel,
-                                                             const Clock* clock) {
+                                                             const Clock* clock,
+                                                             std::unique_ptr<ExecutorApi> api) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("executor data dir: empty");
   // Nodes: the configured ones, or the machine as one node.
   const MachineResources machine = DetectMachineResources();
@@ -101,7 +102,7 @@ absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOption
   ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                    Executor::Start(std::move(options.executor),
                                    std::make_unique<ProcessBackend>(std::move(supervisor)),
-                                   std::move(channel), clock));
+                                   std::move(channel), clock, std::move(api)));
   LOG_INFO("local executor started", "executor", executor->executor_id(), "nodes",
            executor->node_count(), "logs", executor->logs_address(), "memory_limits",
            enforces_memory_limits ? "enforced (cgroup v2)" : "accounting only");

@@ -31,10 +31,10 @@ struct LocalExecutorOptions {
 
 // The local process executor: an Executor whose runs are processes of this machine, started
 // and supervised by the ProcessSupervisor. Survives its own restart: runs found on disk are
-// reported (finished ones with their result, the rest as lost).
-absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOptions options,
-                                                             std::shared_ptr<grpc::Channel> channel,
-                                                             const Clock* clock);
+// reported (finished ones with their result, the rest as lost). `api`: see Executor::Start.
+absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(
+    LocalExecutorOptions options, std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+    std::unique_ptr<ExecutorApi> api = nullptr);
 
 }  // namespace regatta::executor
 

@@ -190,7 +190,8 @@ int SimulatedBackend::runs() const {
 }
 
 absl::StatusOr<std::unique_ptr<Executor>> StartSimulatedExecutor(
-    SimulatedExecutorOptions options, std::shared_ptr<grpc::Channel> channel, const Clock* clock) {
+    SimulatedExecutorOptions options, std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+    std::unique_ptr<ExecutorApi> api) {
   ASSIGN_OR_RETURN(options.executor.nodes, SimulatedNodes(options.node_groups));
   options.executor.nodes_key = "executor.simulated.nodes";
   if (options.executor.executor_id.empty()) {
@@ -199,9 +200,9 @@ absl::StatusOr<std::unique_ptr<Executor>> StartSimulatedExecutor(
   UniformSource uniform =
       options.uniform ? std::move(options.uniform) : SeededUniformSource(options.seed);
   auto backend = std::make_unique<SimulatedBackend>(clock, options.duration, std::move(uniform));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<Executor> executor,
-      Executor::Start(std::move(options.executor), std::move(backend), std::move(channel), clock));
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
+                   Executor::Start(std::move(options.executor), std::move(backend),
+                                   std::move(channel), clock, std::move(api)));
   LOG_INFO("simulated executor started", "executor", executor->executor_id(), "nodes",
            executor->node_count());
   return executor;

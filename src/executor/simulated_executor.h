@@ -123,9 +123,11 @@ class SimulatedBackend final : public RunBackend {
 };
 
 // The simulated executor: an Executor with simulated nodes whose runs run nothing (see
-// SimulatedBackend), for tests and benchmarks of the server and scheduler.
+// SimulatedBackend), for tests and benchmarks of the server and scheduler. `api`: see
+// Executor::Start.
 absl::StatusOr<std::unique_ptr<Executor>> StartSimulatedExecutor(
-    SimulatedExecutorOptions options, std::shared_ptr<grpc::Channel> channel, const Clock* clock);
+    SimulatedExecutorOptions options, std::shared_ptr<grpc::Channel> channel, const Clock* clock,
+    std::unique_ptr<ExecutorApi> api = nullptr);
 
 }  // namespace regatta::executor
 

@@ -14,6 +14,7 @@
 #include "src/api/device_service.h"
 #include "src/api/event_service.h"
 #include "src/api/executor_service.h"
+#include "src/api/in_process_executor_api.h"
 #include "src/api/job_service.h"
 #include "src/api/pipeline_service.h"
 #include "src/api/queue_service.h"
@@ -447,12 +448,19 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       rest::RestServer::Start(rest_options, impl->grpc_server->InProcessChannel(channel_args)));
   impl->http_address = absl::StrCat(http_host, ":", impl->rest_server->port());
 
+  // The embedded executor's leases and reports skip gRPC: they are calls into the executor
+  // API (its device agent and log service still use gRPC).
+  auto embedded_executor_api = [&] {
+    return api::NewInProcessExecutorApi(impl->executor_service.get(),
+                                        auth::Principal{.name = kEmbeddedExecutorUser});
+  };
   if (embedded_executor && config.executor.embedded_simulated) {
     executor::SimulatedExecutorOptions e = SimulatedExecutorOptionsFrom(config.executor);
     e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
     ASSIGN_OR_RETURN(impl->local_executor,
                      executor::StartSimulatedExecutor(
-                         std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
+                         std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock,
+                         embedded_executor_api()));
   } else if (embedded_executor) {
     executor::LocalExecutorOptions e = LocalExecutorOptionsFrom(config.executor, impl->data_dir);
     e.executor.authorization = absl::StrCat("Bearer ", embedded_token);
@@ -469,8 +477,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       e.executor.discovery_dir.clear();
     }
     ASSIGN_OR_RETURN(impl->local_executor,
-                     executor::StartLocalExecutor(
-                         std::move(e), impl->grpc_server->InProcessChannel(channel_args), clock));
+                     executor::StartLocalExecutor(std::move(e),
+                                                  impl->grpc_server->InProcessChannel(channel_args),
+                                                  clock, embedded_executor_api()));
   }
   // Instance nodes of executors that do not come back after this start are dropped once the
   // executor timeout has passed.

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/api/executor_service.h"
+#include "src/api/in_process_executor_api.h"
 #include "src/eventlog/sqlite/sqlite_event_log.h"
 #include "tests/integration/platform_fixture.h"
 
@@ -364,6 +365,99 @@ TEST_F(ExecutorApiTest, OnlyPrincipalsWithExecuteJobsMayActAsExecutors) {
   stream = executor_->LeaseJobRuns(ctx.get());
   status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// A request that comes while nothing is pending refreshes what the server knows of the
+// executor; it is not answered with an empty answer (which would make the executor ask again).
+TEST_F(ExecutorApiTest, ARequestWhileNothingIsPendingIsNotAnsweredAtOnce) {
+  auto ctx = Alice();
+  auto stream = executor_->LeaseJobRuns(ctx.get());
+  ASSERT_TRUE(stream->Write(Request()));
+  regatta::v1::LeaseStreamMessage message;
+  ASSERT_TRUE(stream->Read(&message));  // nothing to lease: an end after the lease wait
+  ASSERT_TRUE(message.has_end());
+  const absl::Time asked = absl::Now();
+  ASSERT_TRUE(stream->Write(Request()));
+  absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_TRUE(stream->Write(Request("8")));  // a second one while the first waits
+  ASSERT_TRUE(stream->Read(&message));
+  EXPECT_TRUE(message.has_end());
+  // The server's lease wait is 500 ms; before, the second request got an end at once.
+  EXPECT_GE(absl::Now() - asked, absl::Milliseconds(400));
+  ctx->TryCancel();
+  stream->WritesDone();
+  stream->Finish();
+}
+
+// The embedded executor's path: the same service, called directly, with the same checks.
+TEST_F(ExecutorApiTest, TheInProcessApiLeasesAndTakesReportsWithTheSameChecks) {
+  ASSERT_TRUE(CreateQueue("q").ok());
+  regatta::v1::SubmitJobsResponse submitted;
+  ASSERT_TRUE(submit_->SubmitJobs(Alice().get(), Jobs("q", "s", 1), &submitted).ok());
+  SyncViews();
+  std::unique_ptr<executor::ExecutorApi> api = api::NewInProcessExecutorApi(
+      platform_->executor_service(), auth::Principal{.name = "alice", .groups = {"admins"}});
+
+  // One session: the first request registers the executor; the lease comes in a later answer,
+  // asked for after each end as an executor does.
+  std::unique_ptr<executor::LeaseSession> session = api->OpenLeaseSession();
+  ASSERT_TRUE(session->Write(Request()));
+  std::optional<regatta::v1::JobRunLease> lease;
+  regatta::v1::LeaseStreamMessage message;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!lease.has_value() && absl::Now() < deadline && session->Read(&message)) {
+    if (message.has_lease()) lease = message.lease();
+    if (message.has_end()) {
+      ASSERT_TRUE(session->Write(Request()));
+    }
+  }
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->executor_id(), "exec-1");
+  EXPECT_EQ(lease->job().id(), submitted.items(0).job_id());
+
+  regatta::v1::ReportEventsRequest report;
+  report.set_executor_id("exec-1");
+  auto* e = report.add_sequences()->add_events();
+  e->mutable_job_run_succeeded()->set_job_id(lease->job().id());
+  e->mutable_job_run_succeeded()->set_run_id(lease->run_id());
+  e = report.mutable_sequences(0)->add_events();
+  e->mutable_job_run_succeeded()->set_job_id("no-such-job");
+  e->mutable_job_run_succeeded()->set_run_id("no-such-run");
+  absl::StatusOr<regatta::v1::ReportEventsResponse> response =
+      api->ReportEvents(report, absl::Seconds(10));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_THAT(response->ignored_run_ids(), ::testing::ElementsAre("no-such-run"));
+
+  // Cancelling ends the executor's reads; the session's outcome says so.
+  session->Cancel();
+  EXPECT_FALSE(session->Read(&message));
+  EXPECT_EQ(session->Finish().code(), absl::StatusCode::kCancelled);
+
+  // Bad input gets the gRPC path's errors, naming the field.
+  report.clear_executor_id();
+  response = api->ReportEvents(report, absl::Seconds(10));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(response.status().message(), HasSubstr("executor_id"));
+  session = api->OpenLeaseSession();
+  ASSERT_TRUE(session->Write(Request("lots")));
+  while (session->Read(&message)) {
+  }
+  absl::Status ended = session->Finish();
+  EXPECT_EQ(ended.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ended.message(), HasSubstr("nodes[0].allocatable_resources"));
+
+  // A principal without execute_jobs may do neither.
+  std::unique_ptr<executor::ExecutorApi> bob =
+      api::NewInProcessExecutorApi(platform_->executor_service(), auth::Principal{.name = "bob"});
+  report.set_executor_id("exec-1");
+  EXPECT_EQ(bob->ReportEvents(report, absl::Seconds(10)).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  session = bob->OpenLeaseSession();
+  session->Write(Request());
+  session->WritesDone();
+  while (session->Read(&message)) {
+  }
+  EXPECT_EQ(session->Finish().code(), absl::StatusCode::kPermissionDenied);
 }
 
 }  // namespace
