@@ -15,30 +15,33 @@ using pipelines::engine::JobOutcome;
 
 namespace {
 
-bool HasCacheEntries(const std::vector<pb::EventSequence>& sequences) {
+std::vector<pb::CacheEntry> CacheEntriesOf(const std::vector<pb::EventSequence>& sequences) {
+  std::vector<pb::CacheEntry> entries;
   for (const pb::EventSequence& sequence : sequences) {
     for (const pb::Event& event : sequence.events()) {
-      if (event.has_cache_entry_created()) return true;
+      if (event.has_cache_entry_created()) entries.push_back(event.cache_entry_created().entry());
     }
   }
-  return false;
+  return entries;
 }
 
 }  // namespace
 
-void PlatformPipelineBackend::NoteCacheEntriesAt(int64_t offset) {
-  int64_t seen = cache_entries_offset_.load();
-  while (seen < offset && !cache_entries_offset_.compare_exchange_weak(seen, offset)) {
+void PlatformPipelineBackend::RememberCacheEntries(const std::vector<pb::CacheEntry>& entries,
+                                                   int64_t offset) {
+  absl::MutexLock lock(&recent_mu_);
+  for (const pb::CacheEntry& entry : entries) {
+    recent_cache_entries_.insert_or_assign(entry.fingerprint(), RecentCacheEntry{entry, offset});
   }
 }
 
 absl::Status PlatformPipelineBackend::Publish(std::vector<pb::EventSequence> sequences) {
-  const bool has_cache_entries = HasCacheEntries(sequences);
+  std::vector<pb::CacheEntry> entries = CacheEntriesOf(sequences);
   // The engine's progress is recoverable (it is derived again from the runs' jobs after a
   // restart), so it need not wait for the log to sync.
   ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ctx_->log->AppendVisible(std::move(sequences)));
-  if (has_cache_entries && !offsets.empty()) {
-    NoteCacheEntriesAt(*std::max_element(offsets.begin(), offsets.end()));
+  if (!entries.empty() && !offsets.empty()) {
+    RememberCacheEntries(entries, *std::max_element(offsets.begin(), offsets.end()));
   }
   return absl::OkStatus();
 }
@@ -56,14 +59,14 @@ auth::Principal PlatformPipelineBackend::OwnerOf(absl::string_view owner,
 absl::StatusOr<pb::SubmitJobsResponse> PlatformPipelineBackend::Submit(
     absl::string_view owner, const pb::SubmitJobsRequest& request,
     std::vector<pb::EventSequence> progress) {
-  const bool has_cache_entries = HasCacheEntries(progress);
+  std::vector<pb::CacheEntry> entries = CacheEntriesOf(progress);
   // A launch lost in a machine crash is launched again after the restart (the engine derives
   // what to launch from the durable log), so the step need not wait for the log to sync.
   ASSIGN_OR_RETURN(pb::SubmitJobsResponse response,
                    submit_->Submit(OwnerOf(owner, request.job_set()), request,
                                    eventlog::AppendWait::kVisible, std::move(progress)));
   // The entries' offset is not returned; the log's last offset now is at or after it.
-  if (has_cache_entries) NoteCacheEntriesAt(ctx_->log->LastOffset());
+  if (!entries.empty()) RememberCacheEntries(entries, ctx_->log->LastOffset());
   return response;
 }
 
@@ -102,10 +105,30 @@ absl::StatusOr<std::vector<pb::PipelineRun>> PlatformPipelineBackend::ActiveRuns
 
 absl::StatusOr<absl::flat_hash_map<std::string, pb::CacheEntry>>
 PlatformPipelineBackend::LookupCache(const std::vector<std::string>& fingerprints, absl::Time now) {
-  // Entries the engine published are in the log; the views must hold them before a lookup.
-  // Waiting for the whole log would put an ingest on the critical path of every chain step.
-  RETURN_IF_ERROR(WaitForViews(cache_entries_offset_.load()));
-  return ctx_->store->LookupCacheEntries(fingerprints, now);
+  // Entries the engine published that the views do not hold yet are taken from memory; known
+  // before the views are read, so an entry ingested meanwhile is found in one or the other.
+  // An entry the views hold is theirs to answer for (a later delete or prune included).
+  absl::flat_hash_map<std::string, pb::CacheEntry> pending;
+  {
+    absl::MutexLock lock(&recent_mu_);
+    for (auto it = recent_cache_entries_.begin(); it != recent_cache_entries_.end();) {
+      if (ctx_->wait_for_views(it->second.offset, absl::InfinitePast()).ok()) {
+        recent_cache_entries_.erase(it++);
+        continue;
+      }
+      ++it;
+    }
+    for (const std::string& fingerprint : fingerprints) {
+      auto it = recent_cache_entries_.find(fingerprint);
+      if (it == recent_cache_entries_.end()) continue;
+      const pb::CacheEntry& entry = it->second.entry;
+      if (entry.has_expire_time() && api::FromTimestamp(entry.expire_time()) <= now) continue;
+      pending.emplace(fingerprint, entry);
+    }
+  }
+  ASSIGN_OR_RETURN(auto found, ctx_->store->LookupCacheEntries(fingerprints, now));
+  for (auto& [fingerprint, entry] : pending) found.insert_or_assign(fingerprint, std::move(entry));
+  return found;
 }
 
 absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> PlatformPipelineBackend::EndedJobs(

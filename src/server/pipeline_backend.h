@@ -1,11 +1,12 @@
 #ifndef REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
 #define REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "src/api/api_context.h"
 #include "src/api/submit_service.h"
 #include "src/pipelines/engine/engine.h"
@@ -15,7 +16,8 @@ namespace regatta::server {
 
 // The pipeline engine's view of the platform: the event log, the submit path (steps are
 // submitted as the run's owner, with the groups it had when it created the run) and the views
-// (read once they include the log so far, so the engine never acts on stale rows).
+// (read once they include the log so far, so the engine never acts on stale rows; cache
+// lookups instead add what the engine published since the views' offset).
 class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
  public:
   PlatformPipelineBackend(const api::ApiContext* ctx, api::SubmitService* submit)
@@ -40,14 +42,22 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
   absl::Status CatchUpViews();
   // The owner and groups a run's steps are submitted as.
   auth::Principal OwnerOf(absl::string_view owner, const std::string& job_set);
-  // Raises cache_entries_offset_ to `offset`.
-  void NoteCacheEntriesAt(int64_t offset);
+  // Remembers the cache entries `sequences` carry, appended at or before `offset`, until the
+  // views hold that offset.
+  void RememberCacheEntries(const std::vector<regatta::v1::CacheEntry>& entries, int64_t offset);
 
   const api::ApiContext* ctx_;
   api::SubmitService* submit_;
-  // The last offset of the engine's appends that carried cache entries: a lookup must see
-  // them (a step whose twin just succeeded is CACHED); it need not wait for anything else.
-  std::atomic<int64_t> cache_entries_offset_{0};
+  // Cache entries the engine published that the views may not hold yet, by fingerprint: a
+  // lookup sees them at once (a step whose twin just succeeded is CACHED) without waiting for
+  // an ingest, which would sit on the path of every chain step.
+  struct RecentCacheEntry {
+    regatta::v1::CacheEntry entry;
+    int64_t offset = 0;  // the views hold it from this offset on
+  };
+  absl::Mutex recent_mu_;
+  absl::flat_hash_map<std::string, RecentCacheEntry> recent_cache_entries_
+      ABSL_GUARDED_BY(recent_mu_);
   absl::Mutex mu_;
   // Run job set -> groups of its owner (read once per run from the views).
   absl::flat_hash_map<std::string, std::vector<std::string>> groups_ ABSL_GUARDED_BY(mu_);

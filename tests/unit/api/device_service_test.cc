@@ -3,7 +3,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "src/ingest/ingester.h"
 #include "src/store/sqlite/sqlite_store.h"
 #include "tests/testing/in_memory_event_log.h"
+#include "tests/testing/test_dir.h"
 #include "tests/unit/ingest/test_events.h"
 
 namespace regatta::api {
@@ -37,11 +37,8 @@ pb::Configuration TestConfiguration(const std::string& name) {
 class DeviceServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* tmp = getenv("TEST_TMPDIR");
-    std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                      "/regatta_device_service_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr);
-    dir_ = dir;
+    dir_ = testing::MakeTestDir("regatta_device_service_");
+    ASSERT_FALSE(dir_.empty());
     absl::StatusOr<std::unique_ptr<store::SqliteStore>> opened =
         store::SqliteStore::Open(dir_ + "/store.db");
     ASSERT_TRUE(opened.ok()) << opened.status();
