@@ -451,7 +451,11 @@ absl::Status Ingester::WaitForOffset(int64_t offset, absl::Time deadline) {
   auto reached = [this, offset]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return ingested_ >= offset || stopping_;
   };
-  mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
+  if (!reached() && timeout > absl::ZeroDuration()) {
+    ++waiters_;  // no linger starts while someone waits for the views
+    mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
+    --waiters_;
+  }
   if (ingested_ >= offset) return absl::OkStatus();
   if (stopping_) {
     return absl::UnavailableError(absl::StrCat("the ingester stopped at offset ", ingested_,
@@ -479,7 +483,7 @@ absl::Status Ingester::CatchUp() {
   Publish(offset);
   const int64_t target = log_->LastOffset();
   while (IngestedOffset() < target) {
-    ASSIGN_OR_RETURN(bool applied, Step());
+    ASSIGN_OR_RETURN(bool applied, Step(/*may_linger=*/false));
     if (!applied) break;  // the log holds less than it said
   }
   return absl::OkStatus();
@@ -492,7 +496,7 @@ void Ingester::Run() {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
     }
-    absl::StatusOr<bool> applied = Step();
+    absl::StatusOr<bool> applied = Step(/*may_linger=*/true);
     if (!applied.ok()) {
       LOG_ERROR("ingest failed; retrying", "consumer", consumer_, "offset", IngestedOffset(),
                 "retry_in", absl::FormatDuration(backoff), "error", applied.status().ToString());
@@ -500,12 +504,20 @@ void Ingester::Run() {
       continue;
     }
     backoff = options_.initial_backoff;
+    if (*applied) continue;
     // Real time: the log's wait is a real-time wait, whatever clock the process runs on.
-    if (!*applied) log_->WaitForAppend(read_offset_, absl::Now() + options_.poll_timeout);
+    // Lingering, the next record (read and weighed by the next Step) or the linger's end
+    // comes first.
+    absl::Time until = absl::Now() + options_.poll_timeout;
+    {
+      absl::MutexLock lock(&mu_);
+      if (linger_until_ != absl::InfinitePast()) until = std::min(until, linger_until_);
+    }
+    log_->WaitForAppend(read_offset_, until);
   }
 }
 
-absl::StatusOr<bool> Ingester::Step() {
+absl::StatusOr<bool> Ingester::Step(bool may_linger) {
   if (!batch_.has_value()) {
     int room;
     {
@@ -518,10 +530,25 @@ absl::StatusOr<bool> Ingester::Step() {
     }
     absl::MutexLock lock(&mu_);
     if (queue_.empty()) return false;
+    if (may_linger && LingerLocked()) return false;
+    linger_until_ = absl::InfinitePast();
     FillBatch();
   }
   RETURN_IF_ERROR(ApplyBatch());
   return true;
+}
+
+bool Ingester::LingerLocked() {
+  if (options_.linger <= absl::ZeroDuration() || waiters_ > 0 || stopping_ ||
+      static_cast<int>(queue_.size()) >= options_.max_records_per_batch) {
+    return false;
+  }
+  for (const PendingRecord& record : queue_) {
+    if (record.urgent) return false;
+  }
+  const absl::Time now = absl::Now();
+  if (linger_until_ == absl::InfinitePast()) linger_until_ = now + options_.linger;
+  return now < linger_until_;
 }
 
 absl::StatusOr<std::vector<Ingester::PendingRecord>> Ingester::ReadMore(int max_records) {
@@ -535,7 +562,12 @@ absl::StatusOr<std::vector<Ingester::PendingRecord>> Ingester::ReadMore(int max_
     read_offset_ = record.offset;
     int64_t offset = record.offset;
     out.push_back(PendingRecord{offset, ConvertSequence(std::move(record))});
-    mutations += out.back().mutations.size();
+    PendingRecord& pending = out.back();
+    mutations += pending.mutations.size();
+    if (options_.linger > absl::ZeroDuration() && options_.urgent) {
+      pending.urgent =
+          std::any_of(pending.mutations.begin(), pending.mutations.end(), options_.urgent);
+    }
   }
   if (!out.empty()) {
     mutations_per_record_ = std::max<int>(1, static_cast<int>(mutations / out.size()));

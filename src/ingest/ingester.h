@@ -41,6 +41,14 @@ struct IngesterOptions {
   // a few milliseconds; the threads on a pipeline step's path (engine, scheduler, executor) do
   // not, and on two busy cores an ingest that preempts them costs every step.
   int thread_nice = 0;
+  // Group commit: records that come one at a time (a pipeline chain appends three per step)
+  // wait up to this long for more before they are applied, so that one transaction applies
+  // several. A record with a mutation `urgent` says yes ends the wait when it is read; none
+  // starts while a WaitForOffset caller waits (one that comes during a wait waits at most
+  // this much longer). Zero: every record is applied as it comes.
+  absl::Duration linger = absl::ZeroDuration();
+  // Without it, every record is urgent.
+  std::function<bool(const store::OffsetMutation&)> urgent;
 };
 
 // The query ingester: the only writer of the query views. It reads the log from the
@@ -86,12 +94,16 @@ class Ingester {
   struct PendingRecord {
     int64_t offset = 0;
     std::vector<store::OffsetMutation> mutations;
+    bool urgent = true;  // see IngesterOptions::linger
   };
 
   void Run();
   // Reads and converts more records if there is room, then applies one batch (or retries the
-  // one that failed). False if there was nothing to apply.
-  absl::StatusOr<bool> Step();
+  // one that failed). False if there was nothing to apply, or if `may_linger` and the queued
+  // records wait for more (see IngesterOptions::linger).
+  absl::StatusOr<bool> Step(bool may_linger);
+  // Whether the queued records wait for more now; starts the wait when they begin to.
+  bool LingerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads up to `max_records` records after read_offset_ and converts them.
   absl::StatusOr<std::vector<PendingRecord>> ReadMore(int max_records);
   void Enqueue(std::vector<PendingRecord> records) ABSL_LOCKS_EXCLUDED(mu_);
@@ -125,6 +137,10 @@ class Ingester {
   int64_t ingested_ ABSL_GUARDED_BY(mu_) = 0;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // WaitForOffset callers waiting now: no linger starts meanwhile.
+  int waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  // While queued records linger: until when (real time); InfinitePast otherwise.
+  absl::Time linger_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::thread thread_;
 };
 

@@ -192,12 +192,7 @@ void Scheduler::ViewsMoved(const store::IngestBatch& batch) {
     absl::MutexLock lock(&submitted_mu_);
     for (const store::OffsetMutation& m : batch.mutations) {
       devices_changed |= std::holds_alternative<store::DeviceChange>(m.mutation);
-      if (const auto* insert = std::get_if<store::JobInsert>(&m.mutation)) {
-        // A job handed over at submit is placed (or woke a cycle) already.
-        needs_cycle |= !submitted_specs_.contains(insert->job.id());
-      } else {
-        needs_cycle |= ChangeNeedsCycle(m.mutation);
-      }
+      needs_cycle |= NeedsCycleLocked(m);
     }
   }
   if (devices_changed) NotifyDevicesChanged();
@@ -210,6 +205,19 @@ void Scheduler::ViewsMoved(const store::IngestBatch& batch) {
       wake_at_ = std::min(wake_at_, absl::Now() + options_.views_wake_delay);
     }
   }
+}
+
+bool Scheduler::NeedsCycle(const store::OffsetMutation& m) {
+  absl::MutexLock lock(&submitted_mu_);
+  return NeedsCycleLocked(m);
+}
+
+bool Scheduler::NeedsCycleLocked(const store::OffsetMutation& m) {
+  if (const auto* insert = std::get_if<store::JobInsert>(&m.mutation)) {
+    // A job handed over at submit is placed (or woke a cycle) already.
+    return !submitted_specs_.contains(insert->job.id());
+  }
+  return ChangeNeedsCycle(m.mutation);
 }
 
 void Scheduler::AcceptSubmitted(int64_t offset,

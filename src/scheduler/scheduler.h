@@ -95,6 +95,9 @@ class Scheduler {
   // outcomes, executors' progress or pipeline events wake nobody: they were half of all
   // cycles in a pipeline. Device changes are noted for LoadDeviceSlots too.
   void ViewsMoved(const store::IngestBatch& batch);
+  // Whether the views taking `mutation` wakes a cycle (see ViewsMoved): the ingester applies
+  // such a record at once rather than lingering for more.
+  bool NeedsCycle(const store::OffsetMutation& mutation);
 
   // Jobs the submit API has just appended, at log offset `offset`, handed over in process: the
   // next cycle (woken now) places them without waiting for the views to ingest them, and
@@ -227,6 +230,8 @@ class Scheduler {
     int64_t offset = 0;
     std::shared_ptr<const regatta::v1::Job> spec;
   };
+  bool NeedsCycleLocked(const store::OffsetMutation& mutation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(submitted_mu_);
   mutable absl::Mutex submitted_mu_;
   std::vector<SubmittedJob> submitted_new_ ABSL_GUARDED_BY(submitted_mu_);
   absl::flat_hash_map<std::string, SubmittedJob> submitted_specs_ ABSL_GUARDED_BY(submitted_mu_);

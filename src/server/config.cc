@@ -70,6 +70,10 @@ scheduling:
   # How long a cycle the views ask for (an outcome to decide, a requeue) waits for more to do;
   # a submit to this server starts one at once. 0s: at once.
   viewsWakeDelay: 2ms
+  # How long the views' ingest waits for more when records come one at a time, to apply them
+  # in one transaction; a record that needs a cycle (an outcome, a new job) ends the wait, and
+  # none starts while a reader waits for the views. 0s: every record as it comes.
+  viewsLinger: 2ms
   # An executor silent for longer is lost: its runs are expired and retried.
   executorTimeout: 30s
   # Retries of runs that fail for a retryable reason (lease expired or returned, executor lost),
@@ -238,6 +242,7 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   ASSIGN_OR_RETURN(s.cycle_period, GetDuration(root, "scheduling.cyclePeriod"));
   ASSIGN_OR_RETURN(s.executor_timeout, GetDuration(root, "scheduling.executorTimeout"));
   ASSIGN_OR_RETURN(s.views_wake_delay, GetDuration(root, "scheduling.viewsWakeDelay"));
+  ASSIGN_OR_RETURN(c.views_linger, GetDuration(root, "scheduling.viewsLinger"));
   ASSIGN_OR_RETURN(s.default_max_retries, Get<int>(root, "scheduling.maxRetries"));
   ASSIGN_OR_RETURN(s.max_leases_per_cycle, Get<int>(root, "scheduling.maxLeasesPerCycle"));
   ASSIGN_OR_RETURN(s.policy, scheduler::ParseSchedulingPolicy(root["scheduling"], "scheduling"));
@@ -247,6 +252,9 @@ absl::Status LoadScheduling(const YAML::Node& root, ServerConfig& c) {
   }
   if (s.views_wake_delay < absl::ZeroDuration() || s.views_wake_delay > absl::Seconds(1)) {
     return absl::InvalidArgumentError("scheduling.viewsWakeDelay: must be between 0s and 1s");
+  }
+  if (c.views_linger < absl::ZeroDuration() || c.views_linger > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("scheduling.viewsLinger: must be between 0s and 1s");
   }
   if (s.executor_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("scheduling.executorTimeout: must be positive");

@@ -77,6 +77,8 @@ struct ServerConfig {
   api::SubmitPolicy submit_policy;
   int64_t max_log_record_bytes = 0;
   absl::Duration view_wait_timeout;
+  // scheduling.viewsLinger: see IngesterOptions::linger.
+  absl::Duration views_linger;
   std::string log_level;
   std::string log_format;
   // Priority classes are filled from submit_policy by the platform.

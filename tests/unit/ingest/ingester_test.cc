@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -420,6 +421,60 @@ TEST_F(IngesterTest, BatchesManyRecordsPerTransaction) {
   size_t total = 0;
   for (size_t b : batches) total += b;
   EXPECT_EQ(total, 1200u);
+}
+
+// Records that come one at a time linger for more and go in one transaction; a record the
+// urgent predicate names is applied as soon as it is read, and no linger starts while someone
+// waits for the views.
+TEST_F(IngesterTest, RecordsThatComeAloneLingerForMoreUnlessUrgent) {
+  Append({Sequence("q", "", {QueueCreated(1, MakeQueue("q"))})});
+  IngesterOptions options = FastOptions();
+  options.linger = absl::Seconds(1);
+  options.urgent = [](const store::OffsetMutation& m) {
+    return std::holds_alternative<store::QueueUpsert>(m.mutation);
+  };
+  Ingester ingester(&log_, store_.get(), &clock_, "query", options);
+  ASSERT_TRUE(ingester.Start().ok());
+  auto ingested_within = [&](int64_t offset, absl::Duration limit) {
+    // Polled: a WaitForOffset caller would keep the ingester from lingering.
+    const absl::Time start = absl::Now();
+    while (ingester.IngestedOffset() < offset && absl::Now() - start < absl::Seconds(30)) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    return ingester.IngestedOffset() >= offset && absl::Now() - start < limit;
+  };
+  ASSERT_TRUE(ingested_within(log_.LastOffset(), absl::Milliseconds(500)));  // urgent
+  const size_t batches = store_->batch_mutations().size();
+
+  const absl::Time start = absl::Now();
+  AppendSubmits(0, 1);
+  absl::SleepFor(absl::Milliseconds(20));
+  AppendSubmits(1, 2);
+  absl::SleepFor(absl::Milliseconds(20));
+  const int64_t third = AppendSubmits(2, 3);
+  ASSERT_TRUE(ingested_within(third, absl::Seconds(30)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(900));
+  EXPECT_EQ(store_->batch_mutations().size(), batches + 1);
+
+  const int64_t lingering = AppendSubmits(3, 4);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_LT(ingester.IngestedOffset(), lingering);
+  Append({Sequence("q2", "", {QueueCreated(2, MakeQueue("q2"))})});
+  EXPECT_TRUE(ingested_within(log_.LastOffset(), absl::Milliseconds(500)));
+
+  absl::Status awaited;
+  absl::Time reached;
+  std::thread waiter([&, next = log_.LastOffset() + 1] {
+    awaited = ingester.WaitForOffset(next, Deadline());
+    reached = absl::Now();
+  });
+  absl::SleepFor(absl::Milliseconds(50));  // the waiter waits by now
+  const absl::Time appended = absl::Now();
+  AppendSubmits(4, 5);
+  waiter.join();
+  ASSERT_TRUE(awaited.ok()) << awaited;
+  EXPECT_LT(reached - appended, absl::Milliseconds(500));
+  ingester.Stop();
 }
 
 TEST_F(IngesterTest, BatchesStopAtTheMutationBound) {

@@ -1,5 +1,5 @@
 // The server configuration: the executor.simulated section (defaults, node groups, durations,
-// errors that name the key) and pipelines.progressHold.
+// errors that name the key), pipelines.progressHold and scheduling.viewsLinger.
 #include <string>
 #include <vector>
 
@@ -97,6 +97,21 @@ TEST(PipelinesConfigTest, ProgressHoldDefaultsToTwentyMillisecondsAndIsBounded) 
     config = Load({bad});
     ASSERT_FALSE(config.ok()) << bad;
     EXPECT_NE(config.status().message().find("pipelines.progressHold"), std::string::npos)
+        << config.status();
+  }
+}
+
+TEST(SchedulingConfigTest, ViewsLingerDefaultsToTwoMillisecondsAndIsBounded) {
+  absl::StatusOr<ServerConfig> config = Load({});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->views_linger, absl::Milliseconds(2));
+  config = Load({"scheduling.viewsLinger=0s"});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->views_linger, absl::ZeroDuration());
+  for (const char* bad : {"scheduling.viewsLinger=-1ms", "scheduling.viewsLinger=2s"}) {
+    config = Load({bad});
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_NE(config.status().message().find("scheduling.viewsLinger"), std::string::npos)
         << config.status();
   }
 }
