@@ -8,7 +8,8 @@
 #      orchestration alone); SKIP_SNAKEMAKE=1 skips the peer; STEP_CPU (default 10m) per step;
 #      STEP_SLEEP=S makes every step sleep S seconds first (default 0).
 # Orchestration per step: the cold chain's server time per step less the step's own process,
-# measured here as C sequential posix_spawns of the same `sh -c` (as the executor starts it).
+# measured as C sequential posix_spawns of the same `sh -c` (as the executor starts it) right
+# before each cold chain; the median over the repetitions of each pair's difference.
 # Regatta: `regatta up`, then `regatta pipeline run FILE --watch` of
 #   fanout.json  a ParallelFor over N items, each step one `sh -c 'echo -n $0 > $1'` process;
 #   chain.json   C steps in a line, each reading the previous step's output;
@@ -63,13 +64,32 @@ print(f"{float(sys.argv[3]) - float(sys.argv[2]):.3f} {ts(run['finishTime']) - t
 PY
 }
 
+# The step's own process, spawned C times in a row the way the executor does (posix_spawn, wait).
+process_ms() {
+  python3 - "$work/floor" "$C" "$STEP_SLEEP" <<'PY'
+import os, sys, time
+out, count, sleep = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+os.makedirs(out, exist_ok=True)
+script = (f"sleep {sys.argv[3]}; " if sleep > 0 else "") + 'echo -n "$0." > "$1"'
+start = time.perf_counter()
+for i in range(count):
+    pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, f"step-{i}", f"{out}/{i}"], os.environ)
+    os.waitpid(pid, 0)
+print(f"{(time.perf_counter() - start) / count * 1000:.3f}")
+PY
+}
 declare -A wall server_t
+floors=""
 for kind in fanout chain; do
   for mode in cold cached; do wall[$kind-$mode]=""; server_t[$kind-$mode]=""; done
 done
 for rep in $(seq "$REPS"); do
   start_up
   for kind in fanout chain; do
+    # The step process's own time is measured right before each cold chain: the host's speed
+    # drifts by tens of percent within minutes, and the difference of two figures taken
+    # minutes apart would carry that drift.
+    if [[ "$kind" == chain && "${SIMULATED:-0}" != 1 ]]; then floors+="$(process_ms) "; fi
     read -r w s cached < <(run_once "$work/p/$kind.json" "rep$rep")
     wall[$kind-cold]+="$w "; server_t[$kind-cold]+="$s "
     echo "  rep $rep $kind cold:   wall $w s, server $s s (cached tasks: $cached)"
@@ -87,29 +107,20 @@ for key in fanout-cold fanout-cached chain-cold chain-cached; do
     "$label" "$key" "$w" "$s" "$REPS" "$N" "$C"
 done
 
-# The step's own process, spawned C times in a row the way the executor does (posix_spawn, wait).
-process_ms() {
-  python3 - "$work/floor" "$C" "$STEP_SLEEP" <<'PY'
-import os, sys, time
-out, count, sleep = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-os.makedirs(out, exist_ok=True)
-script = (f"sleep {sys.argv[3]}; " if sleep > 0 else "") + 'echo -n "$0." > "$1"'
-start = time.perf_counter()
-for i in range(count):
-    pid = os.posix_spawn("/bin/sh", ["sh", "-c", script, f"step-{i}", f"{out}/{i}"], os.environ)
-    os.waitpid(pid, 0)
-print(f"{(time.perf_counter() - start) / count * 1000:.3f}")
-PY
-}
 if [[ "${SIMULATED:-0}" != 1 ]]; then
-  floors=""
-  for rep in $(seq "$REPS"); do floors+="$(process_ms) "; done
-  # shellcheck disable=SC2086
-  floor=$(median_of $floors)
-  # shellcheck disable=SC2086
-  chain_ms=$(python3 -c "print(f'{$(median_of ${server_t[chain-cold]}) * 1000 / $C:.3f}')")
-  printf 'RESULT %s orchestration   %.2f ms per step (cold chain %.2f ms per step, less the step process %.2f ms; median of %d)\n' \
-    "$label" "$(python3 -c "print($chain_ms - $floor)")" "$chain_ms" "$floor" "$REPS"
+  # Per repetition: the cold chain's server time per step less the process time measured just
+  # before it; the median of those.
+  python3 - "$C" "$floors" "${server_t[chain-cold]}" "$REPS" "$label" <<'PY'
+import statistics, sys
+c, reps, label = int(sys.argv[1]), sys.argv[4], sys.argv[5]
+chain_ms = [float(s) * 1000 / c for s in sys.argv[3].split()]
+floor_ms = [float(f) for f in sys.argv[2].split()]
+overhead = [ch - fl for ch, fl in zip(chain_ms, floor_ms)]
+print(f"RESULT {label} orchestration   {statistics.median(overhead):.2f} ms per step (cold chain "
+      f"{statistics.median(chain_ms):.2f} ms per step, less the step process "
+      f"{statistics.median(floor_ms):.2f} ms measured before it; median of {reps} paired; "
+      f"each: {' '.join(f'{o:.2f}' for o in overhead)})")
+PY
 fi
 
 if [[ "${SKIP_SNAKEMAKE:-0}" != 1 ]]; then
