@@ -89,7 +89,10 @@ for rep in $(seq "$REPS"); do
     # The step process's own time is measured right before each cold chain: the host's speed
     # drifts by tens of percent within minutes, and the difference of two figures taken
     # minutes apart would carry that drift.
-    if [[ "$kind" == chain && "${SIMULATED:-0}" != 1 ]]; then floors+="$(process_ms) "; fi
+    if [[ "$kind" == chain && "${SIMULATED:-0}" != 1 ]]; then
+      sync  # as before each case: no writeback of the fan-out's files during the floor
+      floors+="$(process_ms) "
+    fi
     read -r w s cached < <(run_once "$work/p/$kind.json" "rep$rep")
     wall[$kind-cold]+="$w "; server_t[$kind-cold]+="$s "
     echo "  rep $rep $kind cold:   wall $w s, server $s s (cached tasks: $cached)"
