@@ -32,6 +32,7 @@ void PlatformPipelineBackend::RememberCacheEntries(const std::vector<pb::CacheEn
   absl::MutexLock lock(&recent_mu_);
   for (const pb::CacheEntry& entry : entries) {
     recent_cache_entries_.insert_or_assign(entry.fingerprint(), RecentCacheEntry{entry, offset});
+    recent_order_.emplace_back(offset, entry.fingerprint());
   }
 }
 
@@ -111,12 +112,15 @@ PlatformPipelineBackend::LookupCache(const std::vector<std::string>& fingerprint
   absl::flat_hash_map<std::string, pb::CacheEntry> pending;
   {
     absl::MutexLock lock(&recent_mu_);
-    for (auto it = recent_cache_entries_.begin(); it != recent_cache_entries_.end();) {
-      if (ctx_->wait_for_views(it->second.offset, absl::InfinitePast()).ok()) {
-        recent_cache_entries_.erase(it++);
-        continue;
+    while (!recent_order_.empty() &&
+           ctx_->wait_for_views(recent_order_.front().first, absl::InfinitePast()).ok()) {
+      const auto& [offset, fingerprint] = recent_order_.front();
+      auto it = recent_cache_entries_.find(fingerprint);
+      // A newer entry for the fingerprint stays until the views hold it too.
+      if (it != recent_cache_entries_.end() && it->second.offset <= offset) {
+        recent_cache_entries_.erase(it);
       }
-      ++it;
+      recent_order_.pop_front();
     }
     for (const std::string& fingerprint : fingerprints) {
       auto it = recent_cache_entries_.find(fingerprint);

@@ -2,7 +2,9 @@
 #define REGATTA_SRC_SERVER_PIPELINE_BACKEND_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,6 +60,9 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
   absl::Mutex recent_mu_;
   absl::flat_hash_map<std::string, RecentCacheEntry> recent_cache_entries_
       ABSL_GUARDED_BY(recent_mu_);
+  // (offset, fingerprint) in publish order, so offsets never decrease: a lookup drops what the
+  // views hold from the front, asking the views once per entry dropped, not once per entry.
+  std::deque<std::pair<int64_t, std::string>> recent_order_ ABSL_GUARDED_BY(recent_mu_);
   absl::Mutex mu_;
   // Run job set -> groups of its owner (read once per run from the views).
   absl::flat_hash_map<std::string, std::vector<std::string>> groups_ ABSL_GUARDED_BY(mu_);
