@@ -68,9 +68,8 @@ absl::Mutex& SubmitService::DedupLock(absl::string_view queue) {
   return dedup_locks_[absl::HashOf(queue) % dedup_locks_.size()];
 }
 
-absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
-    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
-    eventlog::AppendWait wait, std::vector<EventSequence> also) {
+absl::StatusOr<regatta::v1::Queue> SubmitService::CheckSubmit(
+    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request) {
   // Authorize against the queue's permissions, then validate every item (all or nothing).
   ASSIGN_OR_RETURN(regatta::v1::Queue queue, LoadQueueForRequest(*ctx_->store, request.queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kSubmit));
@@ -79,6 +78,37 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
         absl::StrCat("queue \"", queue.name(), "\" is cordoned and accepts no new jobs"));
   }
   RETURN_IF_ERROR(ValidateSubmitRequest(request, ctx_->policy));
+  return queue;
+}
+
+absl::StatusOr<regatta::v1::ValidateSubmitResponse> SubmitService::Validate(
+    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request) {
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue, CheckSubmit(principal, request));
+  std::vector<std::string> client_ids;
+  for (const auto& item : request.items()) {
+    if (!item.client_id().empty()) client_ids.push_back(item.client_id());
+  }
+  absl::flat_hash_map<std::string, std::string> known;
+  if (!client_ids.empty()) {
+    // A read without the dedup lock: the count is advice, the submit decides.
+    ASSIGN_OR_RETURN(known, ctx_->store->LookupClientIds(queue.name(), client_ids));
+  }
+  regatta::v1::ValidateSubmitResponse response;
+  for (const auto& item : request.items()) {
+    const bool duplicate = !item.client_id().empty() && !known.emplace(item.client_id(), "").second;
+    if (duplicate) {
+      response.set_duplicates(response.duplicates() + 1);
+    } else {
+      response.set_new_jobs(response.new_jobs() + 1);
+    }
+  }
+  return response;
+}
+
+absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
+    const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
+    eventlog::AppendWait wait, std::vector<EventSequence> also) {
+  ASSIGN_OR_RETURN(regatta::v1::Queue queue, CheckSubmit(principal, request));
 
   // Deduplicate by client id: against the queue's stored ids and within this request.
   std::vector<std::string> client_ids;
@@ -446,6 +476,13 @@ grpc::Status SubmitService::SubmitJobs(grpc::ServerContext* call,
                                        const regatta::v1::SubmitJobsRequest* request,
                                        regatta::v1::SubmitJobsResponse* response) {
   return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Submit(p, *request); });
+}
+
+grpc::Status SubmitService::ValidateSubmit(grpc::ServerContext* call,
+                                           const regatta::v1::SubmitJobsRequest* request,
+                                           regatta::v1::ValidateSubmitResponse* response) {
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return Validate(p, *request); });
 }
 
 grpc::Status SubmitService::CancelJobs(grpc::ServerContext* call,

@@ -23,6 +23,9 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
 
   grpc::Status SubmitJobs(grpc::ServerContext* call, const regatta::v1::SubmitJobsRequest* request,
                           regatta::v1::SubmitJobsResponse* response) override;
+  grpc::Status ValidateSubmit(grpc::ServerContext* call,
+                              const regatta::v1::SubmitJobsRequest* request,
+                              regatta::v1::ValidateSubmitResponse* response) override;
   grpc::Status CancelJobs(grpc::ServerContext* call, const regatta::v1::CancelJobsRequest* request,
                           regatta::v1::CancelJobsResponse* response) override;
   grpc::Status CancelJobSet(grpc::ServerContext* call,
@@ -57,6 +60,9 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
       const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request,
       eventlog::AppendWait wait = eventlog::AppendWait::kDurable,
       std::vector<regatta::v1::EventSequence> also = {});
+  // Every check of Submit, publishing nothing.
+  absl::StatusOr<regatta::v1::ValidateSubmitResponse> Validate(
+      const auth::Principal& principal, const regatta::v1::SubmitJobsRequest& request);
   absl::StatusOr<regatta::v1::CancelJobsResponse> Cancel(
       const auth::Principal& principal, const regatta::v1::CancelJobsRequest& request);
   absl::Status CancelSet(const auth::Principal& principal,
@@ -88,6 +94,9 @@ class SubmitService final : public regatta::v1::SubmitService::Service {
   void set_on_submitted(SubmittedFn callback) { on_submitted_ = std::move(callback); }
 
  private:
+  // Loads the queue and checks the submit verb, that it is not cordoned and the request.
+  absl::StatusOr<regatta::v1::Queue> CheckSubmit(const auth::Principal& principal,
+                                                 const regatta::v1::SubmitJobsRequest& request);
   // Looks jobs up in the views (waiting for the views to catch up with the log once if some
   // are missing, so a cancel right after a submit finds the job). NOT_FOUND names missing ids;
   // INVALID_ARGUMENT if `queue`/`job_set` are given and a job is elsewhere.

@@ -18,6 +18,7 @@
 #include "src/cli/devices_cli.h"
 #include "src/cli/dh.h"
 #include "src/cli/flags.h"
+#include "src/cli/input_file.h"
 #include "src/cli/pipeline.h"
 #include "src/cli/pipelines_cli.h"
 #include "src/cli/runs.h"
@@ -217,7 +218,9 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         AddVerb(&app, "submit", "Submit the jobs of a YAML file {queue, jobSet, jobs: [...]}");
     submit->add_option("FILE", submit_options.file, "Job file; \"-\" reads stdin")->required();
     submit->add_flag("--dry-run", submit_options.dry_run,
-                     "Parse and check the file, submit nothing");
+                     "Check the file, with the server's checks when it answers; submit nothing");
+    submit->add_flag("--local", submit_options.local,
+                     "With --dry-run: check the file here only, without asking the server");
     submit->add_option("--batch-size", submit_options.batch_size, "Jobs per SubmitJobs call")
         ->capture_default_str();
     submit->callback([&] { status_action([&] { return Submit(env, submit_options); }); });
@@ -876,6 +879,10 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   out.flush();
   if (result.ok()) return *result;
   if (IsUsageError(result.status())) return usage(result.status().message());
+  if (IsInputError(result.status())) {
+    err << "regatta: " << verb << ": " << result.status().message() << "\n";
+    return kExitUsage;
+  }
   err << "regatta: " << verb << ": " << absl::StatusCodeToString(result.status().code()) << ": "
       << result.status().message() << "\n";
   return kExitFailed;

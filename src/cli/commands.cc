@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -19,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "src/cli/input_file.h"
 #include "src/cli/job_file.h"
 #include "src/cli/render.h"
 #include "src/cli/watch_tracker.h"
@@ -35,14 +35,6 @@ namespace v1 = regatta::v1;
 constexpr char kUsagePayload[] = "regatta.dev/cli-usage";
 
 std::ostream& Out(const CommandEnv& env) { return *env.out; }
-
-void PrintJson(const CommandEnv& env, const json& j) {
-  if (env.output == OutputFormat::kYaml) {
-    Out(env) << JsonToYaml(j);
-  } else {
-    Out(env) << j.dump(2) << "\n";
-  }
-}
 
 // Ids the server acted on, and those it left out (already terminal, or unknown).
 void PrintPerJob(const CommandEnv& env, const std::vector<std::string>& requested,
@@ -89,6 +81,14 @@ absl::StatusOr<v1::Queue> QueueFromOptions(const CommandEnv& env, const QueueOpt
 
 }  // namespace
 
+void PrintJson(const CommandEnv& env, const OrderedJson& j) {
+  if (env.output == OutputFormat::kYaml) {
+    Out(env) << JsonToYaml(j);
+  } else {
+    Out(env) << j.dump(2) << "\n";
+  }
+}
+
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text) {
   if (text == "table" || text == "wide" || text.empty()) return OutputFormat::kTable;
   if (text == "json") return OutputFormat::kJson;
@@ -107,10 +107,20 @@ bool IsUsageError(const absl::Status& status) {
 }
 
 absl::StatusOr<std::string> ReadInput(const CommandEnv& env, absl::string_view path) {
+  std::string text;
   if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(*env.in), std::istreambuf_iterator<char>());
+    text.assign(std::istreambuf_iterator<char>(*env.in), std::istreambuf_iterator<char>());
+  } else {
+    ASSIGN_OR_RETURN(text, ReadInputFile(path));
   }
-  return ReadFileToString(path);
+  RETURN_IF_ERROR(CheckUtf8(text, path == "-" ? "stdin" : path));
+  return text;
+}
+
+absl::Status AboutFile(const absl::Status& status, absl::string_view file) {
+  if (!absl::IsInvalidArgument(status) || file.empty()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(file == "-" ? "stdin" : file, ": ", status.message()));
 }
 
 void PrintMessage(const CommandEnv& env, const google::protobuf::Message& message,
@@ -131,7 +141,9 @@ absl::Status QueueCreate(const CommandEnv& env, const QueueOptions& options) {
   *request.mutable_queue() = queue;
   v1::Queue created;
   auto context = client->UnaryContext();
-  RETURN_IF_ERROR(FromGrpcStatus(client->queues().CreateQueue(context.get(), request, &created)));
+  RETURN_IF_ERROR(
+      AboutFile(FromGrpcStatus(client->queues().CreateQueue(context.get(), request, &created)),
+                options.file));
   PrintMessage(env, created, absl::StrCat("queue ", created.name(), " created\n"));
   return absl::OkStatus();
 }
@@ -175,7 +187,9 @@ absl::Status QueueUpdate(const CommandEnv& env, const QueueOptions& options) {
   *request.mutable_queue() = queue;
   v1::Queue updated;
   auto context = client->UnaryContext();
-  RETURN_IF_ERROR(FromGrpcStatus(client->queues().UpdateQueue(context.get(), request, &updated)));
+  RETURN_IF_ERROR(
+      AboutFile(FromGrpcStatus(client->queues().UpdateQueue(context.get(), request, &updated)),
+                options.file));
   PrintMessage(env, updated, absl::StrCat("queue ", updated.name(), " updated\n"));
   return absl::OkStatus();
 }
@@ -236,74 +250,6 @@ absl::Status QueueCordon(const CommandEnv& env, const std::string& name, bool co
                                : client->queues().UncordonQueue(context.get(), request, &queue);
   RETURN_IF_ERROR(FromGrpcStatus(status));
   PrintMessage(env, queue, absl::StrCat("queue ", name, cordon ? " cordoned\n" : " uncordoned\n"));
-  return absl::OkStatus();
-}
-
-// ---- submit -----------------------------------------------------------------------------------
-
-absl::Status Submit(const CommandEnv& env, const SubmitOptions& options) {
-  if (options.batch_size < 1) return UsageError("--batch-size must be at least 1");
-  ASSIGN_OR_RETURN(std::string text, ReadInput(env, options.file));
-  auto parsed = ParseJobFile(text, options.batch_size);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(options.file, ": ", parsed.status().message()));
-  }
-  const std::vector<v1::SubmitJobsRequest>& batches = *parsed;
-  int total = 0;
-  for (const auto& b : batches) total += b.items_size();
-
-  if (options.dry_run) {
-    if (env.output != OutputFormat::kTable) {
-      json requests = json::array();
-      for (const auto& b : batches) requests.push_back(MessageToJsonValue(b));
-      PrintJson(env, json{{"requests", requests}});
-      return absl::OkStatus();
-    }
-    Table table({"QUEUE", "JOB SET", "JOBS", "REQUESTS"});
-    // Group consecutive batches of one document into one row.
-    std::vector<std::tuple<std::string, std::string, int, int>> rows;
-    for (const auto& b : batches) {
-      if (!rows.empty() && std::get<0>(rows.back()) == b.queue() &&
-          std::get<1>(rows.back()) == b.job_set() && b.items_size() > 0 &&
-          std::get<2>(rows.back()) % options.batch_size == 0) {
-        std::get<2>(rows.back()) += b.items_size();
-        std::get<3>(rows.back()) += 1;
-      } else {
-        rows.emplace_back(b.queue(), b.job_set(), b.items_size(), 1);
-      }
-    }
-    for (const auto& [q, s, jobs, requests] : rows) {
-      table.AddRow({q, s, absl::StrCat(jobs), absl::StrCat(requests)});
-    }
-    Out(env) << table.Render() << "dry run: " << total << (total == 1 ? " job" : " jobs")
-             << " valid, nothing submitted\n";
-    return absl::OkStatus();
-  }
-
-  ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
-  v1::SubmitJobsResponse all;
-  int submitted = 0;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    v1::SubmitJobsResponse response;
-    auto context = client->UnaryContext();
-    grpc::Status status = client->submit().SubmitJobs(context.get(), batches[i], &response);
-    if (!status.ok()) {
-      // Earlier batches are in: show them, so a retry can skip them (or rely on client ids).
-      if (submitted > 0) PrintMessage(env, all, RenderSubmitResults(all));
-      std::string where;
-      if (batches.size() > 1) {
-        where = absl::StrCat("request ", i + 1, " of ", batches.size(), " (jobs ", submitted, "..",
-                             submitted + batches[i].items_size() - 1,
-                             " of the file after count expansion; ", submitted,
-                             " jobs before it were submitted): ");
-      }
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          absl::StrCat(where, status.error_message()));
-    }
-    submitted += batches[i].items_size();
-    for (auto& item : *response.mutable_items()) *all.add_items() = std::move(item);
-  }
-  PrintMessage(env, all, RenderSubmitResults(all));
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 #include "src/cli/client.h"
 #include "src/cli/flags.h"
 #include "src/cli/table.h"
+#include "src/cli/yaml_json.h"
 
 namespace regatta::cli {
 
@@ -43,6 +44,14 @@ bool IsUsageError(const absl::Status& status);
 // Reads a file, or standard input for "-".
 absl::StatusOr<std::string> ReadInput(const CommandEnv& env, absl::string_view path);
 
+// The server's INVALID_ARGUMENT about what a verb sent from `file` (a problem in the file),
+// with the file named: "FILE: message" ("stdin" for "-"). Other statuses (a name taken, a
+// permission missing: not the file's fault) are returned as they are.
+absl::Status AboutFile(const absl::Status& status, absl::string_view file);
+
+// Prints `j` as the output format asks (YAML for -o yaml, else JSON).
+void PrintJson(const CommandEnv& env, const OrderedJson& j);
+
 // Prints `message` as JSON or YAML, or calls `table` for the human form.
 void PrintMessage(const CommandEnv& env, const google::protobuf::Message& message,
                   const std::string& table);
@@ -59,9 +68,15 @@ absl::Status QueueList(const CommandEnv& env);
 absl::Status QueueDelete(const CommandEnv& env, const std::string& name);
 absl::Status QueueCordon(const CommandEnv& env, const std::string& name, bool cordon);
 
+// `regatta submit FILE` (src/cli/submit.cc): all or nothing for the whole file. A file of one
+// request is one SubmitJobs call (atomic on the server). A bigger one has every request checked
+// by the server (ValidateSubmit) before the first is submitted; only a change on the server in
+// between (a queue cordoned, a permission revoked, the server failing) can still stop it part
+// way, which the error then says.
 struct SubmitOptions {
   std::string file;
   bool dry_run = false;
+  bool local = false;  // with dry_run: check the file here only, without the server
   int batch_size = 1000;
 };
 absl::Status Submit(const CommandEnv& env, const SubmitOptions& options);

@@ -152,6 +152,15 @@ absl::StatusOr<std::string> Apply(Client& client, const CommandEnv& env,
   return absl::StrCat("config map ", applied.name(), " applied\n");
 }
 
+// "configuration NAME", "secret NAME", "config map NAME": which resource of a file.
+std::string Describe(const devices::Resource& resource) {
+  if (const auto* c = std::get_if<v1::Configuration>(&resource)) {
+    return absl::StrCat("configuration ", c->name());
+  }
+  if (const auto* s = std::get_if<v1::Secret>(&resource)) return absl::StrCat("secret ", s->name());
+  return absl::StrCat("config map ", std::get<v1::ConfigMap>(resource).name());
+}
+
 // Deletes one resource; what to print for it.
 absl::StatusOr<std::string> Delete(Client& client, const devices::Resource& resource) {
   if (const auto* c = std::get_if<v1::Configuration>(&resource)) {
@@ -179,8 +188,14 @@ absl::Status ConfigApply(const CommandEnv& env, const std::string& file) {
   ASSIGN_OR_RETURN(std::vector<devices::Resource> resources, ReadResources(env, file));
   ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
   for (const devices::Resource& resource : resources) {
-    ASSIGN_OR_RETURN(std::string line, Apply(*client, env, resource));
-    if (env.output == OutputFormat::kTable) *env.out << line;
+    absl::StatusOr<std::string> line = Apply(*client, env, resource);
+    if (!line.ok()) {
+      // Which resource of the file, whatever the error: those before it were applied.
+      return absl::Status(line.status().code(),
+                          absl::StrCat(file == "-" ? "stdin" : file, ": ", Describe(resource), ": ",
+                                       line.status().message()));
+    }
+    if (env.output == OutputFormat::kTable) *env.out << *line;
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,12 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
 #include "src/cli/yaml_json.h"
 #include "src/common/status_macros.h"
@@ -90,11 +94,13 @@ absl::StatusOr<ParsedJob> ParseJob(const YAML::Node& node, const std::string& pa
   return parsed;
 }
 
-absl::StatusOr<SubmitJobsRequest> ParseDocument(const YAML::Node& doc) {
+// One document; `entries` gets each job entry's node and count, in order.
+absl::StatusOr<SubmitJobsRequest> ParseDocument(
+    const YAML::Node& doc, std::vector<std::pair<YAML::Node, int64_t>>* entries) {
   SubmitJobsRequest request;
-  ASSIGN_OR_RETURN(auto entries, MappingEntries(doc, ""));
+  ASSIGN_OR_RETURN(auto fields, MappingEntries(doc, ""));
   YAML::Node jobs;
-  for (const auto& [key, value] : entries) {
+  for (const auto& [key, value] : fields) {
     if (key == "queue") {
       ASSIGN_OR_RETURN(*request.mutable_queue(), RequiredString(value, key));
     } else if (key == "jobSet" || key == "job_set" || key == "jobSetId") {
@@ -118,6 +124,7 @@ absl::StatusOr<SubmitJobsRequest> ParseDocument(const YAML::Node& doc) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     std::string path = IndexPath("jobs", i);
     ASSIGN_OR_RETURN(ParsedJob job, ParseJob(jobs[i], path));
+    entries->emplace_back(jobs[i], job.count);
     total += job.count;
     if (total > kMaxJobsPerFile) {
       return Error(path, absl::StrCat("more than ", kMaxJobsPerFile, " jobs in one file"));
@@ -134,41 +141,273 @@ absl::StatusOr<SubmitJobsRequest> ParseDocument(const YAML::Node& doc) {
   return request;
 }
 
+// ---- file positions -----------------------------------------------------------------------
+
+// One step of a field path: a name ("task"), or a bracketed key or index ("[cpu]", "[3]").
+struct PathStep {
+  std::string text;
+  bool bracket = false;
+};
+
+bool IsNameChar(char c) { return absl::ascii_isalnum(c) || c == '_' || c == '-'; }
+
+// "jobs[3].task.requests[\"nvidia.com/gpu\"]" → jobs, [3], task, requests, [nvidia.com/gpu].
+// Empty when `path` does not read as a path (a message without one).
+std::vector<PathStep> SplitPath(absl::string_view path) {
+  std::vector<PathStep> steps;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const bool quoted = i + 1 < path.size() && path[i + 1] == '"';
+      const size_t close = path.find(quoted ? "\"]" : "]", i + 1);
+      if (close == absl::string_view::npos) return {};
+      const size_t from = i + (quoted ? 2 : 1);
+      steps.push_back({std::string(path.substr(from, close - from)), true});
+      i = close + (quoted ? 2 : 1);
+      continue;
+    }
+    if (path[i] == '.') ++i;  // also a leading one: what follows "items[3]" in server errors
+    size_t end = i;
+    while (end < path.size() && IsNameChar(path[end])) ++end;
+    if (end == i) return {};
+    steps.push_back({std::string(path.substr(i, end - i)), false});
+    i = end;
+  }
+  return steps;
+}
+
+std::string Normalized(absl::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c != '_') out.push_back(absl::ascii_tolower(c));
+  }
+  return out;
+}
+
+// The entry of mapping `node` named `step` (merge keys followed): its key's mark and value.
+bool FindKey(const YAML::Node& node, const PathStep& step, YAML::Mark* mark, YAML::Node* value,
+             int depth = 0) {
+  if (!node.IsMap() || depth > 8) return false;
+  const std::string wanted = step.bracket ? step.text : Normalized(step.text);
+  std::vector<YAML::Node> merged;
+  for (const auto& entry : node) {
+    const YAML::Node key_node = entry.first;
+    const YAML::Node value_node = entry.second;
+    if (!key_node.IsScalar()) continue;
+    const std::string& key = key_node.Scalar();
+    if (key == "<<") {
+      if (value_node.IsSequence()) {
+        for (const auto& m : value_node) merged.push_back(m);
+      } else {
+        merged.push_back(value_node);
+      }
+      continue;
+    }
+    if ((step.bracket ? key : Normalized(key)) == wanted) {
+      *mark = key_node.Mark();
+      value->reset(value_node);  // rebinds; operator= would write into the node it held
+      return true;
+    }
+  }
+  for (const YAML::Node& m : merged) {
+    if (FindKey(m, step, mark, value, depth + 1)) return true;
+  }
+  return false;
+}
+
+// Splits "PATH: problem" into the path and the rest; the path is empty when the message does
+// not start with one.
+std::pair<std::string, std::string> SplitMessage(absl::string_view message) {
+  const size_t colon = message.find(": ");
+  if (colon == absl::string_view::npos || SplitPath(message.substr(0, colon)).empty()) {
+    return {"", std::string(message)};
+  }
+  return {std::string(message.substr(0, colon)), std::string(message.substr(colon))};
+}
+
 }  // namespace
+
+YAML::Mark LocatePath(const YAML::Node& node, absl::string_view path) {
+  YAML::Mark mark = node.Mark();
+  YAML::Node current = node;
+  for (const PathStep& step : SplitPath(path)) {
+    YAML::Mark found_mark;
+    YAML::Node found;
+    size_t index = 0;
+    const YAML::Node& view = current;  // const: indexing must not add elements
+    if (view.IsSequence() && step.bracket && absl::SimpleAtoi(step.text, &index) &&
+        index < view.size()) {
+      found.reset(view[index]);
+      found_mark = found.Mark();
+    } else if (!FindKey(current, step, &found_mark, &found)) {
+      if (!step.bracket && step.text == "task") continue;  // task fields on the job
+      break;
+    }
+    mark = found_mark;
+    current.reset(found);
+  }
+  return mark;
+}
 
 std::vector<SubmitJobsRequest> SplitIntoBatches(const SubmitJobsRequest& request, int batch_size) {
   std::vector<SubmitJobsRequest> batches;
   if (batch_size < 1) batch_size = 1;
-  for (int start = 0; start < request.items_size(); start += batch_size) {
+  const int n = request.items_size();
+  auto gang_of = [&](int i) -> const std::string& { return request.items(i).gang().id(); };
+  for (int start = 0; start < n;) {
+    int end = std::min(n, start + batch_size);
+    if (end < n && !gang_of(end).empty() && gang_of(end) == gang_of(end - 1)) {
+      int run_start = end - 1;
+      while (run_start > start && gang_of(run_start - 1) == gang_of(end)) --run_start;
+      if (run_start > start) {
+        end = run_start;  // the gang starts the next batch
+      } else {
+        while (end < n && gang_of(end) == gang_of(start)) ++end;  // longer than a batch
+      }
+    }
     SubmitJobsRequest& batch = batches.emplace_back();
     batch.set_queue(request.queue());
     batch.set_job_set(request.job_set());
-    int end = std::min(request.items_size(), start + batch_size);
     batch.mutable_items()->Reserve(end - start);
     for (int i = start; i < end; ++i) *batch.add_items() = request.items(i);
+    start = end;
   }
   return batches;
 }
 
+std::string JobFile::Where(const YAML::Mark& mark) const {
+  if (name_.empty()) return "";
+  if (mark.is_null() || mark.line < 0) return absl::StrCat(name_, ": ");
+  return absl::StrCat(name_, ":", mark.line + 1, ":", mark.column + 1, ": ");
+}
+
+std::string JobFile::DocumentPrefix(const Document& doc) {
+  return doc.number > 1 ? absl::StrCat("document ", doc.number, ": ") : "";
+}
+
+absl::StatusOr<JobFile> JobFile::Parse(absl::string_view text, absl::string_view name,
+                                       int batch_size) {
+  if (batch_size < 1) return absl::InvalidArgumentError("batch size must be at least 1");
+  JobFile file;
+  file.name_ = std::string(name);
+  absl::StatusOr<std::vector<YAML::Node>> docs = ParseYamlDocuments(text);
+  if (!docs.ok()) {
+    // "line L, column C: problem" from the YAML parser reads as "NAME:L:C: problem".
+    absl::string_view message = docs.status().message();
+    int line = 0, column = 0;
+    std::vector<absl::string_view> parts = absl::StrSplit(message, absl::MaxSplits(": ", 1));
+    std::vector<absl::string_view> place = absl::StrSplit(parts[0], ", column ");
+    if (!file.name_.empty() && parts.size() == 2 && place.size() == 2 &&
+        absl::ConsumePrefix(&place[0], "line ") && absl::SimpleAtoi(place[0], &line) &&
+        absl::SimpleAtoi(place[1], &column)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.name_, ":", line, ":", column, ": ", parts[1]));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(file.Where(YAML::Mark::null_mark()), message));
+  }
+  for (size_t d = 0; d < docs->size(); ++d) {
+    const YAML::Node& node = (*docs)[d];
+    if (node.IsNull()) continue;  // e.g. a trailing "---"
+    Document doc{.number = static_cast<int>(d) + 1, .node = node};
+    std::vector<std::pair<YAML::Node, int64_t>> entries;
+    absl::StatusOr<SubmitJobsRequest> request = ParseDocument(node, &entries);
+    if (!request.ok()) {
+      auto [path, rest] = SplitMessage(request.status().message());
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.Where(LocatePath(node, path)), DocumentPrefix(doc), path, rest));
+    }
+    int64_t first = 0;
+    for (auto& [entry_node, count] : entries) {
+      doc.entries.push_back({.first_item = first, .count = count, .node = entry_node});
+      first += count;
+    }
+    if (file.job_count_ + first > kMaxJobsPerFile) {
+      return absl::InvalidArgumentError(absl::StrCat(file.Where(node.Mark()), DocumentPrefix(doc),
+                                                     "more than ", kMaxJobsPerFile,
+                                                     " jobs in one file"));
+    }
+    file.documents_.push_back(std::move(doc));
+    int64_t in_document = 0;
+    for (auto& batch : SplitIntoBatches(*request, batch_size)) {
+      file.batches_.push_back({.document = file.documents_.size() - 1,
+                               .first_item = in_document,
+                               .items_before = file.job_count_ + in_document});
+      in_document += batch.items_size();
+      file.requests_.push_back(std::move(batch));
+    }
+    file.job_count_ += first;
+  }
+  if (file.documents_.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.Where(YAML::Mark::null_mark()), "the file has no jobs"));
+  }
+  return file;
+}
+
+absl::Status JobFile::Attribute(const absl::Status& error, size_t r) const {
+  if (error.ok() || r >= batches_.size()) return error;
+  switch (error.code()) {
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kUnimplemented:
+      return error;  // about the call or the server, not a place in the file
+    default:
+      break;
+  }
+  const Batch& batch = batches_[r];
+  const Document& doc = documents_[batch.document];
+  absl::string_view message = error.message();
+  if (absl::IsResourceExhausted(error) && absl::StrContains(message, "larger than max")) {
+    // gRPC's own size limit on the request: fewer jobs per request fit.
+    return absl::Status(error.code(),
+                        absl::StrCat(Where(LocatePath(doc.node, "jobs")), DocumentPrefix(doc),
+                                     message, " (lower --batch-size)"));
+  }
+  std::string text;
+  size_t index = 0;
+  if (absl::ConsumePrefix(&message, "items[")) {
+    const size_t close = message.find(']');
+    if (close != absl::string_view::npos && absl::SimpleAtoi(message.substr(0, close), &index) &&
+        static_cast<int64_t>(index) < requests_[r].items_size()) {
+      message.remove_prefix(close + 1);
+      const int64_t item = batch.first_item + static_cast<int64_t>(index);
+      auto entry = std::upper_bound(doc.entries.begin(), doc.entries.end(), item,
+                                    [](int64_t i, const Entry& e) { return i < e.first_item; });
+      --entry;  // entries start at item 0, so one is at or before `item`
+      const int64_t copy = item - entry->first_item;
+      auto [path, rest] = SplitMessage(message);
+      text = absl::StrCat(
+          Where(path.empty() ? entry->node.Mark() : LocatePath(entry->node, path)),
+          DocumentPrefix(doc), IndexPath("jobs", entry - doc.entries.begin()),
+          entry->count > 1 ? absl::StrCat(" (copy ", copy, " of ", entry->count, ")") : "",
+          message);
+    } else {
+      message = error.message();
+    }
+  }
+  if (text.empty()) {
+    if (absl::ConsumePrefix(&message, "job_set:")) {
+      text = absl::StrCat(Where(LocatePath(doc.node, "jobSet")), DocumentPrefix(doc),
+                          "jobSet:", message);
+    } else if (absl::StartsWith(message, "items:")) {
+      // The request is over the server's size limits: smaller requests fit.
+      text = absl::StrCat(Where(LocatePath(doc.node, "jobs")), DocumentPrefix(doc), message,
+                          " (lower --batch-size)");
+    } else {
+      text = absl::StrCat(Where(LocatePath(doc.node, "queue")), DocumentPrefix(doc), message);
+    }
+  }
+  return absl::Status(error.code(), text);
+}
+
 absl::StatusOr<std::vector<SubmitJobsRequest>> ParseJobFile(absl::string_view text,
                                                             int batch_size) {
-  if (batch_size < 1) return absl::InvalidArgumentError("batch size must be at least 1");
-  ASSIGN_OR_RETURN(std::vector<YAML::Node> docs, ParseYamlDocuments(text));
-  std::vector<SubmitJobsRequest> out;
-  int parsed_docs = 0;
-  for (size_t d = 0; d < docs.size(); ++d) {
-    if (docs[d].IsNull()) continue;  // e.g. a trailing "---"
-    auto request = ParseDocument(docs[d]);
-    if (!request.ok()) {
-      if (d == 0) return request.status();
-      return absl::InvalidArgumentError(
-          absl::StrCat("document ", d + 1, ": ", request.status().message()));
-    }
-    ++parsed_docs;
-    for (auto& batch : SplitIntoBatches(*request, batch_size)) out.push_back(std::move(batch));
-  }
-  if (parsed_docs == 0) return absl::InvalidArgumentError("the file has no jobs");
-  return out;
+  ASSIGN_OR_RETURN(JobFile file, JobFile::Parse(text, "", batch_size));
+  return file.requests();
 }
 
 }  // namespace regatta::cli

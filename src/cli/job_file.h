@@ -17,12 +17,16 @@
 // Every job is a JobSubmitRequestItem in YAML (lowerCamelCase or snake_case names). A file may
 // hold several YAML documents, each with its own queue and job set.
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "regatta/v1/submit_service.pb.h"
+#include "yaml-cpp/yaml.h"
 
 namespace regatta::cli {
 
@@ -30,15 +34,76 @@ inline constexpr int kDefaultSubmitBatchSize = 1000;
 // Guards against a typo such as `count: 10000000` filling memory.
 inline constexpr int64_t kMaxJobsPerFile = 1'000'000;
 
-// Parses a job file into SubmitJobs requests of at most `batch_size` items each, in file order.
-// Errors are INVALID_ARGUMENT naming the place: "jobs[3].task.command: expected a list, got a
-// string" (prefixed with "document N: " for the second and later documents).
+// A parsed job file: its SubmitJobs requests in file order, and where every item came from, so
+// that an error about one (found here, or by the server as "items[i]...") names the file
+// position: "jobs.yaml:42:5: document 2: jobs[7].task.resources.requests[cpu]: ...".
+class JobFile {
+ public:
+  // Requests of at most `batch_size` items (more only to keep a run of consecutive members of
+  // one gang together, as the server wants a gang whole in one request). Errors are
+  // INVALID_ARGUMENT "NAME:LINE:COLUMN: [document N: ]PATH: problem", e.g.
+  // "jobs.yaml:9:5: jobs[3].task.command: expected a list, got a string"; the document is named
+  // from the second on. With an empty `name` errors start at "[document N: ]PATH".
+  static absl::StatusOr<JobFile> Parse(absl::string_view text, absl::string_view name,
+                                       int batch_size = kDefaultSubmitBatchSize);
+
+  const std::vector<regatta::v1::SubmitJobsRequest>& requests() const { return requests_; }
+  int64_t job_count() const { return job_count_; }
+  // The document (0-based, counting every document of the file) request `r` came from.
+  int DocumentOf(size_t r) const { return documents_[batches_[r].document].number - 1; }
+  // Items of the file before request `r` (after count expansion).
+  int64_t ItemsBefore(size_t r) const { return batches_[r].items_before; }
+
+  // `error`, the server's answer to request `r`, rewritten to name the place in the file: for
+  // "items[i].PATH: problem" the job (and copy, for count > 1) and the line of PATH in it; for
+  // "queue: ..." and "job_set: ..." that key; otherwise the document's queue. The code is kept.
+  absl::Status Attribute(const absl::Status& error, size_t r) const;
+
+ private:
+  // One entry of a document's `jobs` list: `count` items from `first_item` on.
+  struct Entry {
+    int64_t first_item = 0;
+    int64_t count = 1;
+    YAML::Node node;
+  };
+  struct Document {
+    int number = 1;  // 1-based, counting empty documents too
+    YAML::Node node;
+    std::vector<Entry> entries;
+  };
+  struct Batch {
+    size_t document = 0;
+    int64_t first_item = 0;    // within the document
+    int64_t items_before = 0;  // within the file
+  };
+
+  // "NAME:L:C: " for `mark` (without the position when it is unknown), "" without a name.
+  std::string Where(const YAML::Mark& mark) const;
+  // "document N: " from the second document on.
+  static std::string DocumentPrefix(const Document& doc);
+
+  std::string name_;
+  std::vector<Document> documents_;
+  std::vector<regatta::v1::SubmitJobsRequest> requests_;
+  std::vector<Batch> batches_;
+  int64_t job_count_ = 0;
+};
+
+// JobFile::Parse without a file name: the requests alone.
 absl::StatusOr<std::vector<regatta::v1::SubmitJobsRequest>> ParseJobFile(
     absl::string_view text, int batch_size = kDefaultSubmitBatchSize);
 
-// Splits one request into requests of at most `batch_size` items (same queue and job set).
+// Splits one request into requests of at most `batch_size` items (same queue and job set), in
+// order. A run of consecutive items of one gang is not split: the batch ends before it, or
+// takes the whole run when the run alone is longer than `batch_size`.
 std::vector<regatta::v1::SubmitJobsRequest> SplitIntoBatches(
     const regatta::v1::SubmitJobsRequest& request, int batch_size);
+
+// The place `path` ("jobs[3].task.command", or a server's "task.resources.requests[cpu]")
+// names below `node`, as far as the YAML has it: the mark of the deepest key or list element
+// found. Names match ignoring case and '_' (the server says node_selector, files nodeSelector);
+// a missing "task" is skipped, since task fields may sit on the job.
+YAML::Mark LocatePath(const YAML::Node& node, absl::string_view path);
 
 }  // namespace regatta::cli
 

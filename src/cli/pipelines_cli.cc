@@ -157,6 +157,8 @@ absl::Status PipelineUpload(const CommandEnv& env, const PipelineUploadOptions& 
   request.set_version_name(options.version);
   absl::StatusOr<v1::CreatePipelineResponse> created =
       Call(*client, &Stub::CreatePipeline, request);
+  // The server's complaints about the spec name its place in it ("line 3, column 5: ...",
+  // "root.dag.tasks[train]..."); say which file that is.
   if (absl::IsAlreadyExists(created.status()) && !options.version.empty()) {
     // An existing pipeline: upload the file as its new version.
     v1::CreatePipelineVersionRequest add;
@@ -164,13 +166,14 @@ absl::Status PipelineUpload(const CommandEnv& env, const PipelineUploadOptions& 
     add.set_name(options.version);
     add.set_description(options.description);
     add.set_spec(std::move(spec));
-    ASSIGN_OR_RETURN(v1::PipelineVersion version, Call(*client, &Stub::CreatePipelineVersion, add));
-    PrintMessage(env, version,
-                 absl::StrCat("pipeline ", options.name, " version ", version.name(), " (",
-                              version.id(), ") created\n"));
+    absl::StatusOr<v1::PipelineVersion> version = Call(*client, &Stub::CreatePipelineVersion, add);
+    RETURN_IF_ERROR(AboutFile(version.status(), options.file));
+    PrintMessage(env, *version,
+                 absl::StrCat("pipeline ", options.name, " version ", version->name(), " (",
+                              version->id(), ") created\n"));
     return absl::OkStatus();
   }
-  if (!created.ok()) return created.status();
+  RETURN_IF_ERROR(AboutFile(created.status(), options.file));
   PrintMessage(env, *created,
                absl::StrCat("pipeline ", created->pipeline().name(), " (", created->pipeline().id(),
                             ") created with version ", created->version().name(), " (",

@@ -151,11 +151,8 @@ absl::StatusOr<int> RunCreate(const CommandEnv& env, const RunCreateOptions& opt
   ASSIGN_OR_RETURN(auto client, Client::Create(env.client));
   pb::PipelineRun run;
   auto context = client->UnaryContext();
-  absl::Status created = FromGrpcStatus(client->runs().CreateRun(context.get(), request, &run));
-  if (!created.ok() && !options.file.empty()) {
-    return absl::Status(created.code(), absl::StrCat(options.file, ": ", created.message()));
-  }
-  RETURN_IF_ERROR(created);
+  RETURN_IF_ERROR(AboutFile(FromGrpcStatus(client->runs().CreateRun(context.get(), request, &run)),
+                            options.file));
   if (!options.watch) {
     PrintMessage(env, run, absl::StrCat("run ", run.id(), " created\n"));
     return 0;

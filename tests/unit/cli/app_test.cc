@@ -110,6 +110,19 @@ class FakeSubmit final : public v1::SubmitService::Service {
     }
     return grpc::Status::OK;
   }
+  grpc::Status ValidateSubmit(grpc::ServerContext*, const v1::SubmitJobsRequest* request,
+                              v1::ValidateSubmitResponse* response) override {
+    absl::MutexLock lock(&mu);
+    if (!can_validate) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
+    validate_sizes.push_back(request->items_size());
+    if (fail_validate == static_cast<int>(validate_sizes.size())) {  // its last item
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("items[", request->items_size() - 1,
+                                       "].task.resources.requests[cpu]: must not be negative"));
+    }
+    response->set_new_jobs(request->items_size());
+    return grpc::Status::OK;
+  }
   grpc::Status CancelJobs(grpc::ServerContext*, const v1::CancelJobsRequest* request,
                           v1::CancelJobsResponse* response) override {
     absl::MutexLock lock(&mu);
@@ -164,6 +177,9 @@ class FakeSubmit final : public v1::SubmitService::Service {
   absl::Mutex mu;
   std::vector<int> batch_sizes;
   int fail_batch = 0;
+  bool can_validate = true;  // false: answer ValidateSubmit as a server that predates it
+  std::vector<int> validate_sizes;
+  int fail_validate = 0;
   int next_id = 0;
   std::string last_authorization;
   v1::CancelJobsRequest last_cancel;
@@ -368,31 +384,137 @@ TEST_F(AppTest, SubmitBatchesAndPrintsIds) {
   EXPECT_THAT(submit_.batch_sizes, ::testing::ElementsAre(2000, 500));
 }
 
-TEST_F(AppTest, SubmitDryRunCallsNothing) {
+TEST_F(AppTest, SubmitDryRunAsksTheServerAndSubmitsNothing) {
   std::string path =
       WriteFile("dry.yaml", "queue: q\njobSet: s\njobs: [{count: 3, command: [a]}]\n");
   auto r = Run({"submit", "--dry-run", path});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "QUEUE   JOB SET   JOBS   REQUESTS\nq       s         3      1\n"
-            "dry run: 3 jobs valid, nothing submitted\n");
+            "dry run: 3 jobs valid (checked by the server), nothing submitted\n");
+  EXPECT_EQ(r.err, "");
+  {
+    absl::MutexLock lock(&submit_.mu);
+    EXPECT_TRUE(submit_.batch_sizes.empty());
+    EXPECT_THAT(submit_.validate_sizes, ::testing::ElementsAre(3));
+    submit_.validate_sizes.clear();
+  }
+  // --local: the server is not asked.
+  r = Run({"submit", "--dry-run", "--local", path, "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["checkedBy"], "local");
   absl::MutexLock lock(&submit_.mu);
+  EXPECT_TRUE(submit_.validate_sizes.empty());
   EXPECT_TRUE(submit_.batch_sizes.empty());
 }
 
-TEST_F(AppTest, SubmitFileErrorNamesFileAndPath) {
+TEST_F(AppTest, SubmitDryRunWithoutAServerSaysItCheckedLocally) {
+  std::string path = WriteFile("dry2.yaml", "queue: q\njobSet: s\njobs: [{command: [a]}]\n");
+  // Nothing listens on port 1.
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = RunCli({"--server", "127.0.0.1:1", "submit", "--dry-run", path}, in, out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("dry run: 1 job valid (checked here only), nothing submitted"));
+  EXPECT_THAT(err.str(), StartsWith("regatta: submit: warning: the server at 127.0.0.1:1 could "
+                                    "not check the file (UNAVAILABLE: "));
+}
+
+TEST_F(AppTest, SubmitDryRunReportsTheServersErrorAtItsPlace) {
+  {
+    absl::MutexLock lock(&submit_.mu);
+    submit_.fail_validate = 1;
+  }
+  std::string path = WriteFile("dry3.yaml",
+                               "queue: q\njobSet: s\njobs:\n  - command: [a]\n"
+                               "  - command: [b]\n    resources: {requests: {cpu: \"-1\"}}\n");
+  auto r = Run({"submit", "--dry-run", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, absl::StrCat("regatta: submit: INVALID_ARGUMENT: ", path,
+                                ":6:28: jobs[1].task.resources.requests[cpu]: must not be "
+                                "negative\n"));
+}
+
+TEST_F(AppTest, SubmitFileErrorNamesFileAndPosition) {
   std::string path = WriteFile("bad.yaml", "queue: q\njobSet: s\njobs: [{command: run}]\n");
   auto r = Run({"submit", path});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, absl::StrCat("regatta: submit: INVALID_ARGUMENT: ", path,
-                                ": jobs[0].command: expected a list, got \"run\"\n"));
-  r = Run({"submit", "/nonexistent/jobs.yaml"});
+                                ":3:9: jobs[0].command: expected a list, got \"run\"\n"));
+}
+
+TEST_F(AppTest, FileThatCannotBeReadIsAnInputErrorNamingThePath) {
+  // Was UNAVAILABLE (a directory) and NOT_FOUND with exit code 1, as if the server had failed.
+  const std::string dir = ::testing::TempDir();
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"submit", dir},
+                                             {"submit", "--dry-run", dir},
+                                             {"queue", "create", "-f", dir},
+                                             {"pipeline", "validate", dir},
+                                             {"pipeline", "upload", dir, "--name", "p"},
+                                             {"pipeline", "compile", dir},
+                                             {"pipeline", "run", dir},
+                                             {"config", "apply", dir}}) {
+    auto r = Run(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_THAT(r.err, ::testing::EndsWith(absl::StrCat(": ", dir, ": is a directory\n")))
+        << args[0];
+    EXPECT_EQ(Lines(r.err), 1);
+  }
+  auto r = Run({"submit", "/nonexistent/jobs.yaml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "regatta: submit: /nonexistent/jobs.yaml: no such file\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_TRUE(submit_.batch_sizes.empty());
+}
+
+TEST_F(AppTest, NonUtf8FileIsRefusedBeforeSending) {
+  // Latin-1 "é" (0xE9) on line 4: protobuf would refuse to serialize the string, and the call
+  // failed with an empty INTERNAL error.
+  std::string path =
+      WriteFile("latin1.yaml", "queue: q\njobSet: s\njobs:\n  - command: [caf\xE9]\n");
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"submit", path},
+                                             {"queue", "create", "-f", path},
+                                             {"pipeline", "validate", path},
+                                             {"pipeline", "upload", path, "--name", "p"},
+                                             {"pipeline", "run", path},
+                                             {"config", "apply", path}}) {
+    auto r = Run(args);
+    EXPECT_EQ(r.code, 1) << args[0];
+    EXPECT_THAT(r.err, ::testing::EndsWith(absl::StrCat("INVALID_ARGUMENT: ", path,
+                                                        ": not valid UTF-8 at byte 42 (line 4)\n")))
+        << args[0];
+  }
+  auto r = Run({"submit", "-"}, "queue: q\n\xC0\x80");
+  EXPECT_EQ(r.err,
+            "regatta: submit: INVALID_ARGUMENT: stdin: not valid UTF-8 at byte 9 (line 2)\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_TRUE(submit_.batch_sizes.empty());
+  EXPECT_TRUE(submit_.validate_sizes.empty());
+}
+
+TEST_F(AppTest, SubmitChecksEveryRequestBeforeSubmittingAny) {
+  {
+    absl::MutexLock lock(&submit_.mu);
+    submit_.fail_validate = 3;  // the third request: jobs 4 and 5 of the file
+  }
+  auto r = Run({"submit", "-", "--batch-size", "2"},
+               "queue: q\njobSet: s\njobs:\n  - {count: 4, command: [a]}\n"
+               "  - command: [b]\n    resources:\n      requests: {cpu: \"-1\"}\n");
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, StartsWith("regatta: submit: NOT_FOUND: "));
-  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "regatta: submit: INVALID_ARGUMENT: stdin:7:18: jobs[1].task.resources.requests[cpu]: "
+            "must not be negative (nothing was submitted)\n");
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_THAT(submit_.validate_sizes, ::testing::ElementsAre(2, 2, 1));
+  EXPECT_TRUE(submit_.batch_sizes.empty());
 }
 
 TEST_F(AppTest, SubmitFailingBatchSaysWhatWasSubmitted) {
+  // Checked fine, then the server refuses request 2 (changed in between, say).
   {
     absl::MutexLock lock(&submit_.mu);
     submit_.fail_batch = 2;
@@ -402,8 +524,22 @@ TEST_F(AppTest, SubmitFailingBatchSaysWhatWasSubmitted) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(Lines(r.out), 3);  // header + the 2 jobs of the first batch
   EXPECT_EQ(r.err,
-            "regatta: submit: INVALID_ARGUMENT: request 2 of 3 (jobs 2..3 of the file after count "
-            "expansion; 2 jobs before it were submitted): items[0].task: bad\n");
+            "regatta: submit: INVALID_ARGUMENT: stdin:3:8: jobs[0] (copy 2 of 5).task: bad "
+            "(request 2 of 3 failed; the 2 jobs of the file before it were submitted; client "
+            "ids make a retry safe)\n");
+}
+
+TEST_F(AppTest, SubmitToAServerThatCannotValidateWarnsAndGoesRequestByRequest) {
+  {
+    absl::MutexLock lock(&submit_.mu);
+    submit_.can_validate = false;
+  }
+  auto r = Run({"submit", "-", "--batch-size", "2"},
+               "queue: q\njobSet: s\njobs: [{count: 3, command: [a]}]\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: the server predates ValidateSubmit"));
+  absl::MutexLock lock(&submit_.mu);
+  EXPECT_THAT(submit_.batch_sizes, ::testing::ElementsAre(2, 1));
 }
 
 TEST_F(AppTest, CancelByIdsAndByJobSet) {

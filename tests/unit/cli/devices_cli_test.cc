@@ -30,6 +30,10 @@ class FakeDevices final : public v1::DeviceService::Service {
   grpc::Status ApplyConfiguration(grpc::ServerContext*, const v1::ApplyConfigurationRequest* r,
                                   v1::Configuration* out) override {
     absl::MutexLock lock(&mu);
+    if (r->configuration().name() == refuse) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "discovery_handler.name: no such handler");
+    }
     v1::Configuration& c = configurations[r->configuration().name()];
     const int64_t generation = c.generation() + 1;
     c = r->configuration();
@@ -141,6 +145,7 @@ class FakeDevices final : public v1::DeviceService::Service {
   std::map<std::string, v1::Instance> instances;
   v1::Secret secret_values;
   std::vector<std::string> log;
+  std::string refuse;  // a configuration ApplyConfiguration refuses
   std::string last_instance_filter;
 };
 
@@ -232,6 +237,17 @@ TEST_F(DevicesCliTest, ApplyAndDeleteEveryDocumentInFileOrder) {
   r = Run({"config", "delete", file_});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "secret creds deleted\nconfig map urls deleted\nconfiguration cams deleted\n");
+}
+
+TEST_F(DevicesCliTest, TheServersErrorNamesTheFileAndTheResource) {
+  {
+    absl::MutexLock lock(&devices_.mu);
+    devices_.refuse = "cams";
+  }
+  Result r = Run({"config", "apply", file_});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, absl::StrCat("regatta: config apply: INVALID_ARGUMENT: ", file_,
+                                ": configuration cams: discovery_handler.name: no such handler\n"));
 }
 
 TEST_F(DevicesCliTest, AnInvalidFileAppliesNothing) {

@@ -257,5 +257,122 @@ TEST(SplitIntoBatchesTest, KeepsOrder) {
   EXPECT_EQ(batches[2].queue(), "q");
 }
 
+TEST(SplitIntoBatchesTest, KeepsARunOfOneGangTogether) {
+  regatta::v1::SubmitJobsRequest request;
+  // a, g, g, g, b: with batches of 2 the gang would straddle the first boundary.
+  for (const char* gang : {"", "g", "g", "g", ""}) {
+    request.add_items()->mutable_gang()->set_id(gang);
+  }
+  auto batches = SplitIntoBatches(request, 2);
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0].items_size(), 1);
+  EXPECT_EQ(batches[1].items_size(), 3);  // the gang, longer than a batch, whole
+  EXPECT_EQ(batches[2].items_size(), 1);
+  batches = SplitIntoBatches(request, 3);  // the gang fills the second batch
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[1].items_size(), 3);
+  batches = SplitIntoBatches(request, 4);  // no boundary inside the gang
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].items_size(), 4);
+}
+
+// ---- file positions ---------------------------------------------------------------------------
+
+std::string PositionedError(absl::string_view text) {
+  auto parsed = JobFile::Parse(text, "jobs.yaml");
+  EXPECT_FALSE(parsed.ok());
+  return parsed.ok() ? "" : std::string(parsed.status().message());
+}
+
+TEST(JobFileTest, LocalErrorsNameFileLineAndColumn) {
+  const std::string head = "queue: q\njobSet: s\njobs:\n";
+  EXPECT_EQ(PositionedError(head + "  - task: {command: sleep 10}\n"),
+            "jobs.yaml:4:12: jobs[0].task.command: expected a list, got \"sleep 10\"");
+  EXPECT_EQ(PositionedError(head + "  - command: [a]\n  - {comand: [x]}\n"),
+            "jobs.yaml:5:6: jobs[1].comand: unknown field \"comand\" (did you mean "
+            "\"command\"?)");
+  EXPECT_EQ(PositionedError("queue: q\njobSet: s\njobs: [{command: [a]}]\n---\nqueue: r\n"),
+            "jobs.yaml:5:1: document 2: jobSet: required");
+  EXPECT_THAT(PositionedError(head + "  - command: [a\n"), ::testing::StartsWith("jobs.yaml:"));
+  EXPECT_EQ(PositionedError(""), "jobs.yaml: the file has no jobs");
+}
+
+TEST(JobFileTest, ServerItemErrorsMapBackToTheJobAndItsLine) {
+  // Document 1: 3 copies of one job and one more; document 2 (after an empty one): two jobs.
+  auto file = JobFile::Parse(R"(queue: q
+jobSet: s
+jobs:
+  - count: 3
+    command: [a]
+  - command: [b]
+    priority_class: nope
+---
+---
+queue: other
+jobSet: s
+jobs:
+  - command: [c]
+  - task:
+      command: [d]
+      resources:
+        requests: {cpu: "-1"}
+)",
+                             "jobs.yaml", 2);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->requests().size(), 3u);
+  EXPECT_EQ(file->job_count(), 6);
+  EXPECT_EQ(file->DocumentOf(0), 0);
+  EXPECT_EQ(file->DocumentOf(2), 2);
+  EXPECT_EQ(file->ItemsBefore(2), 4);
+
+  auto attributed = [&](absl::string_view message, size_t r) {
+    absl::Status s = file->Attribute(absl::InvalidArgumentError(message), r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    return std::string(s.message());
+  };
+  // Request 2 holds the third copy of jobs[0] and jobs[1].
+  EXPECT_EQ(attributed("items[1].priority_class: unknown priority class \"nope\"", 1),
+            "jobs.yaml:7:5: jobs[1].priority_class: unknown priority class \"nope\"");
+  EXPECT_EQ(attributed("items[0].task.command: bad", 1),
+            "jobs.yaml:5:5: jobs[0] (copy 2 of 3).task.command: bad");
+  EXPECT_EQ(attributed("items[1].task.resources.requests[cpu]: must not be negative", 2),
+            "jobs.yaml:17:20: document 3: jobs[1].task.resources.requests[cpu]: must not be "
+            "negative");
+  EXPECT_EQ(attributed("queue: queue \"other\" does not exist", 2),
+            "jobs.yaml:10:1: document 3: queue: queue \"other\" does not exist");
+  EXPECT_EQ(attributed("job_set: longer than 1024 characters", 0),
+            "jobs.yaml:2:1: jobSet: longer than 1024 characters");
+  EXPECT_EQ(attributed("items: 2 jobs, over the limit of 1 per request", 0),
+            "jobs.yaml:3:1: items: 2 jobs, over the limit of 1 per request (lower --batch-size)");
+  // An index the request does not have is not trusted for a position.
+  EXPECT_EQ(attributed("items[9].x: y", 0), "jobs.yaml:1:1: items[9].x: y");
+  // About the call, not the file: as it is.
+  absl::Status unauthenticated = file->Attribute(absl::UnauthenticatedError("bad password"), 1);
+  EXPECT_EQ(unauthenticated, absl::UnauthenticatedError("bad password"));
+  EXPECT_EQ(
+      file->Attribute(absl::ResourceExhaustedError("Received message larger than max (9 vs. 4)"), 0)
+          .message(),
+      "jobs.yaml:3:1: Received message larger than max (9 vs. 4) (lower --batch-size)");
+  absl::Status denied = file->Attribute(absl::PermissionDeniedError("no submit on other"), 2);
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(denied.message(), "jobs.yaml:10:1: document 3: no submit on other");
+}
+
+TEST(JobFileTest, LocatePathFollowsMergeKeysAndSnakeCase) {
+  auto docs = YAML::Load(R"(jobs:
+  - &base
+    node_selector: {zone: a}
+  - <<: *base
+    command: [x]
+)");
+  YAML::Mark mark = LocatePath(docs, "jobs[1].task.nodeSelector[zone]");
+  EXPECT_EQ(mark.line, 2);  // the anchor's zone key (0-based line)
+  EXPECT_EQ(mark.column, 20);
+  mark = LocatePath(docs, "jobs[1].task.command");
+  EXPECT_EQ(mark.line, 4);
+  mark = LocatePath(docs, "jobs[1].task.missing");
+  EXPECT_EQ(mark.line, 3);  // as far as it goes: jobs[1]
+}
+
 }  // namespace
 }  // namespace regatta::cli

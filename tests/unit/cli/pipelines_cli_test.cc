@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
@@ -29,6 +30,10 @@ class FakeCatalog final : public v1::PipelineService::Service {
   grpc::Status CreatePipeline(grpc::ServerContext*, const v1::CreatePipelineRequest* r,
                               v1::CreatePipelineResponse* out) override {
     absl::MutexLock lock(&mu);
+    if (absl::StrContains(r->spec(), "bad")) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "line 1, column 15: pipelineInfo.name: invalid");
+    }
     for (const v1::Pipeline& p : pipelines) {
       if (p.name() == r->name()) {
         return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
@@ -108,6 +113,14 @@ class PipelinesCliTest : public FakeServerCliTest {
   FakeCatalog catalog_;
   std::string spec_file_;
 };
+
+TEST_F(PipelinesCliTest, UploadErrorAboutTheSpecNamesTheFile) {
+  std::ofstream(spec_file_) << "pipelineInfo: {name: bad}\n";
+  Result r = Run({"pipeline", "upload", spec_file_, "--name", "counting"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, absl::StrCat("regatta: pipeline upload: INVALID_ARGUMENT: ", spec_file_,
+                                ": line 1, column 15: pipelineInfo.name: invalid\n"));
+}
 
 TEST_F(PipelinesCliTest, UploadCreatesThePipelineThenAddsVersions) {
   Result r = Run({"pipeline", "upload", spec_file_, "--name", "counting"});
