@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "src/api/pipeline_refs.h"
+#include "src/api/read_access.h"
 #include "src/api/serve.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
@@ -24,6 +25,69 @@ namespace pb = regatta::v1;
 namespace {
 
 constexpr auth::GlobalPermission kWritePermission = auth::GlobalPermission::kCreateQueue;
+
+// The queue a Configuration's brokers are submitted to; "" without brokers.
+const std::string& BrokerQueue(const pb::Configuration& c) {
+  return c.broker_spec().has_broker_pod_spec() ? c.broker_spec().broker_pod_spec().queue()
+                                               : c.broker_spec().broker_job_spec().queue();
+}
+
+// Who may read a Configuration and what derives from it (its Instances, whose slots name the runs
+// holding them, and its Services, whose endpoints are its broker jobs): holders of
+// watch_all_events, the device writers (create_queue: they apply them), and the readers of the
+// queue its brokers run in (docs/auth.md). One per request: each Configuration is decided once.
+class DeviceReadAccess {
+ public:
+  DeviceReadAccess(const ApiContext& ctx, const auth::Principal& principal)
+      : ctx_(ctx),
+        queues_(ctx, principal),
+        all_(queues_.All() || ctx.authorizer->HasGlobal(principal, kWritePermission)) {}
+
+  bool All() const { return all_; }
+
+  absl::StatusOr<bool> MayRead(const pb::Configuration& c) {
+    if (all_) return true;
+    if (auto it = decided_.find(c.name()); it != decided_.end()) return it->second;
+    bool readable = false;
+    if (!BrokerQueue(c).empty()) {
+      ASSIGN_OR_RETURN(readable, queues_.MayRead(BrokerQueue(c)));
+    }
+    decided_.emplace(c.name(), readable);
+    return readable;
+  }
+
+  // By name; a Configuration that does not exist only with All().
+  absl::StatusOr<bool> MayRead(absl::string_view configuration) {
+    if (all_) return true;
+    if (auto it = decided_.find(configuration); it != decided_.end()) return it->second;
+    absl::StatusOr<pb::Configuration> c = ctx_.store->GetConfiguration(configuration);
+    if (c.ok()) return MayRead(*c);
+    if (!absl::IsNotFound(c.status())) return c.status();
+    decided_.emplace(configuration, false);
+    return false;
+  }
+
+  // PERMISSION_DENIED naming `what`, its Configuration and what it needs.
+  absl::Status Check(absl::string_view configuration, absl::string_view what) {
+    ASSIGN_OR_RETURN(bool readable, MayRead(configuration));
+    if (readable) return absl::OkStatus();
+    absl::StatusOr<pb::Configuration> c = ctx_.store->GetConfiguration(configuration);
+    const std::string queue = c.ok() ? BrokerQueue(*c) : "";
+    return absl::PermissionDeniedError(absl::StrCat(
+        "user \"", queues_.principal().name, "\" may not read ", what, " (needs ",
+        queue.empty() ? ""
+                      : absl::StrCat("verb \"watch\" on queue \"", queue,
+                                     "\", where its Configuration's brokers run, or "),
+        "permission \"", auth::GlobalPermissionName(auth::GlobalPermission::kWatchAllEvents),
+        "\" or \"", auth::GlobalPermissionName(kWritePermission), "\")"));
+  }
+
+ private:
+  const ApiContext& ctx_;
+  ReadAccess queues_;
+  const bool all_;
+  absl::flat_hash_map<std::string, bool> decided_;
+};
 
 absl::Status RequireName(absl::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("name: required");
@@ -113,19 +177,14 @@ grpc::Status DeviceService::GetConfiguration(grpc::ServerContext* call,
                                              const pb::GetConfigurationRequest* request,
                                              pb::Configuration* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) -> absl::StatusOr<pb::Configuration> {
-                 ASSIGN_OR_RETURN(pb::Configuration configuration,
-                                  ctx_->store->GetConfiguration(request->name()));
-                 AddBrokerErrors(configuration);
-                 return configuration;
-               });
+               [&](const auth::Principal& p) { return GetConfigurationCore(p, request->name()); });
 }
 
 grpc::Status DeviceService::ListConfigurations(grpc::ServerContext* call,
                                                const pb::ListConfigurationsRequest* request,
                                                pb::ListConfigurationsResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ListConfigurationsCore(*request); });
+               [&](const auth::Principal& p) { return ListConfigurationsCore(p, *request); });
 }
 
 grpc::Status DeviceService::DeleteConfiguration(grpc::ServerContext* call,
@@ -140,28 +199,28 @@ grpc::Status DeviceService::GetInstance(grpc::ServerContext* call,
                                         const pb::GetInstanceRequest* request,
                                         pb::Instance* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ctx_->store->GetInstance(request->name()); });
+               [&](const auth::Principal& p) { return GetInstanceCore(p, request->name()); });
 }
 
 grpc::Status DeviceService::ListInstances(grpc::ServerContext* call,
                                           const pb::ListInstancesRequest* request,
                                           pb::ListInstancesResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ListInstancesCore(*request); });
+               [&](const auth::Principal& p) { return ListInstancesCore(p, *request); });
 }
 
 grpc::Status DeviceService::GetService(grpc::ServerContext* call,
                                        const pb::GetServiceRequest* request,
                                        pb::Service* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return GetServiceCore(request->name()); });
+               [&](const auth::Principal& p) { return GetServiceCore(p, request->name()); });
 }
 
 grpc::Status DeviceService::ListServices(grpc::ServerContext* call,
                                          const pb::ListServicesRequest* request,
                                          pb::ListServicesResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ListServicesCore(*request); });
+               [&](const auth::Principal& p) { return ListServicesCore(p, *request); });
 }
 
 grpc::Status DeviceService::ApplySecret(grpc::ServerContext* call,
@@ -271,10 +330,28 @@ absl::Status DeviceService::DeleteConfigurationCore(const auth::Principal& princ
   return Publish(principal, std::move(event));
 }
 
+absl::StatusOr<pb::Configuration> DeviceService::GetConfigurationCore(
+    const auth::Principal& principal, absl::string_view name) {
+  ASSIGN_OR_RETURN(pb::Configuration configuration, ctx_->store->GetConfiguration(name));
+  DeviceReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(access.Check(name, absl::StrCat("Configuration \"", name, "\"")));
+  AddBrokerErrors(configuration);
+  return configuration;
+}
+
 absl::StatusOr<pb::ListConfigurationsResponse> DeviceService::ListConfigurationsCore(
-    const pb::ListConfigurationsRequest& request) {
+    const auth::Principal& principal, const pb::ListConfigurationsRequest& request) {
   ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
-  ASSIGN_OR_RETURN(store::Page<pb::Configuration> rows, ctx_->store->ListConfigurations(page));
+  DeviceReadAccess access(*ctx_, principal);
+  auto read = [&](const store::PageRequest& p) { return ctx_->store->ListConfigurations(p); };
+  store::Page<pb::Configuration> rows;
+  if (access.All()) {
+    ASSIGN_OR_RETURN(rows, read(page));
+  } else {
+    ASSIGN_OR_RETURN(rows, ReadablePage<pb::Configuration>(
+                               page.limit, page.page_token, read,
+                               [&](const pb::Configuration& c) { return access.MayRead(c); }));
+  }
   pb::ListConfigurationsResponse response;
   CopyPage(std::move(rows), response.mutable_configurations(), response.mutable_next_page_token());
   for (pb::Configuration& configuration : *response.mutable_configurations()) {
@@ -283,13 +360,35 @@ absl::StatusOr<pb::ListConfigurationsResponse> DeviceService::ListConfigurations
   return response;
 }
 
+absl::StatusOr<pb::Instance> DeviceService::GetInstanceCore(const auth::Principal& principal,
+                                                            absl::string_view name) {
+  ASSIGN_OR_RETURN(pb::Instance instance, ctx_->store->GetInstance(name));
+  DeviceReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(
+      access.Check(instance.configuration_name(), absl::StrCat("Instance \"", name, "\"")));
+  return instance;
+}
+
 absl::StatusOr<pb::ListInstancesResponse> DeviceService::ListInstancesCore(
-    const pb::ListInstancesRequest& request) {
+    const auth::Principal& principal, const pb::ListInstancesRequest& request) {
   store::InstanceFilter filter;
-  ASSIGN_OR_RETURN(filter.page, PageOf(request.page_size(), request.page_token()));
+  ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
   filter.configuration_name = request.configuration_name();
   filter.node = request.node();
-  ASSIGN_OR_RETURN(store::Page<pb::Instance> rows, ctx_->store->ListInstances(filter));
+  DeviceReadAccess access(*ctx_, principal);
+  auto read = [&](const store::PageRequest& p) {
+    filter.page = p;
+    return ctx_->store->ListInstances(filter);
+  };
+  store::Page<pb::Instance> rows;
+  if (access.All()) {
+    ASSIGN_OR_RETURN(rows, read(page));
+  } else {
+    ASSIGN_OR_RETURN(rows, ReadablePage<pb::Instance>(
+                               page.limit, page.page_token, read, [&](const pb::Instance& i) {
+                                 return access.MayRead(i.configuration_name());
+                               }));
+  }
   pb::ListInstancesResponse response;
   CopyPage(std::move(rows), response.mutable_instances(), response.mutable_next_page_token());
   return response;
@@ -321,7 +420,8 @@ absl::StatusOr<std::vector<pb::Service>> DeviceService::ComputeServicesOf(
   return std::move(computed.services);
 }
 
-absl::StatusOr<pb::Service> DeviceService::GetServiceCore(absl::string_view name) {
+absl::StatusOr<pb::Service> DeviceService::GetServiceCore(const auth::Principal& principal,
+                                                          absl::string_view name) {
   RETURN_IF_ERROR(RequireName(name));
   const absl::Status not_found = absl::NotFoundError(absl::StrCat("service ", name, " not found"));
   // "<x>-svc" is Configuration x's service or that of Instance x (of its Configuration).
@@ -339,13 +439,17 @@ absl::StatusOr<pb::Service> DeviceService::GetServiceCore(absl::string_view name
   }
   ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(configurations));
   for (pb::Service& service : services) {
-    if (service.name() == name) return std::move(service);
+    if (service.name() != name) continue;
+    DeviceReadAccess access(*ctx_, principal);
+    RETURN_IF_ERROR(
+        access.Check(service.configuration_name(), absl::StrCat("service \"", name, "\"")));
+    return std::move(service);
   }
   return not_found;
 }
 
 absl::StatusOr<pb::ListServicesResponse> DeviceService::ListServicesCore(
-    const pb::ListServicesRequest& request) {
+    const auth::Principal& principal, const pb::ListServicesRequest& request) {
   RETURN_IF_ERROR(CheckPageSize(request.page_size()));
   const int page_size = request.page_size() == 0 ? 100 : request.page_size();
   std::vector<pb::Configuration> configurations;
@@ -359,7 +463,14 @@ absl::StatusOr<pb::ListServicesResponse> DeviceService::ListServicesCore(
                        return ctx_->store->ListConfigurations(page);
                      }));
   }
-  ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(configurations));
+  // Only the services of readable Configurations.
+  DeviceReadAccess access(*ctx_, principal);
+  std::vector<pb::Configuration> readable;
+  for (pb::Configuration& c : configurations) {
+    ASSIGN_OR_RETURN(bool may, access.MayRead(c));
+    if (may) readable.push_back(std::move(c));
+  }
+  ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(readable));
   // The page token is the last name of the previous page (services are in name order).
   auto it = std::upper_bound(
       services.begin(), services.end(), request.page_token(),

@@ -10,9 +10,11 @@ namespace regatta::api {
 
 // The device resources (device_service.proto): Configurations, Secrets and ConfigMaps are
 // validated (src/devices/config), published to the log (ConfigurationApplied, SecretApplied, ...)
-// and each write waits until the views show it; Instances are read only. Reads need only
-// authentication; writes need the global permission "create_queue" (devices, like queues, are
-// the cluster's). Secret values never leave: Secrets come back with their keys only.
+// and each write waits until the views show it; Instances are read only. Writes need the global
+// permission "create_queue" (devices, like queues, are the cluster's). Configurations, Instances
+// and Services are readable with "watch_all_events", "create_queue", or the verb "watch" on the
+// queue of the Configuration's brokers (lists leave out the others); Secrets and ConfigMaps need
+// only authentication. Secret values never leave: Secrets come back with their keys only.
 class DeviceService final : public regatta::v1::DeviceService::Service {
  public:
   explicit DeviceService(const ApiContext* ctx) : ctx_(ctx) {}
@@ -68,16 +70,21 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
   absl::StatusOr<regatta::v1::Configuration> ApplyConfigurationCore(
       const auth::Principal& principal, regatta::v1::Configuration configuration);
   absl::Status DeleteConfigurationCore(const auth::Principal& principal, absl::string_view name);
+  absl::StatusOr<regatta::v1::Configuration> GetConfigurationCore(const auth::Principal& principal,
+                                                                  absl::string_view name);
   absl::StatusOr<regatta::v1::ListConfigurationsResponse> ListConfigurationsCore(
-      const regatta::v1::ListConfigurationsRequest& request);
+      const auth::Principal& principal, const regatta::v1::ListConfigurationsRequest& request);
+  absl::StatusOr<regatta::v1::Instance> GetInstanceCore(const auth::Principal& principal,
+                                                        absl::string_view name);
   absl::StatusOr<regatta::v1::ListInstancesResponse> ListInstancesCore(
-      const regatta::v1::ListInstancesRequest& request);
+      const auth::Principal& principal, const regatta::v1::ListInstancesRequest& request);
   // Services are computed from the Configurations, their Instances and their non-terminal
   // broker jobs (src/devices/services); broker jobs that cannot be read are left out with a
   // warning in the server's log.
-  absl::StatusOr<regatta::v1::Service> GetServiceCore(absl::string_view name);
+  absl::StatusOr<regatta::v1::Service> GetServiceCore(const auth::Principal& principal,
+                                                      absl::string_view name);
   absl::StatusOr<regatta::v1::ListServicesResponse> ListServicesCore(
-      const regatta::v1::ListServicesRequest& request);
+      const auth::Principal& principal, const regatta::v1::ListServicesRequest& request);
   absl::StatusOr<regatta::v1::Secret> ApplySecretCore(const auth::Principal& principal,
                                                       regatta::v1::Secret secret);
   // Without values.

@@ -6,6 +6,7 @@
 #include "grpcpp/create_channel.h"
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/api/grpc_status.h"
+#include "src/api/read_access.h"
 #include "src/api/serve.h"
 #include "src/common/status_macros.h"
 
@@ -24,10 +25,14 @@ absl::Status CheckIds(const google::protobuf::RepeatedPtrField<std::string>& ids
 }  // namespace
 
 absl::StatusOr<regatta::v1::GetJobStatusResponse> JobService::Status(
-    const regatta::v1::GetJobStatusRequest& request) {
+    const auth::Principal& principal, const regatta::v1::GetJobStatusRequest& request) {
   RETURN_IF_ERROR(CheckIds(request.job_ids()));
   std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
   ASSIGN_OR_RETURN(auto found, ctx_->store->GetJobLocations(ids));
+  ReadAccess access(*ctx_, principal);
+  for (const auto& loc : found) {
+    RETURN_IF_ERROR(access.Check(loc.queue, absl::StrCat("job ", loc.job_id)));
+  }
   regatta::v1::GetJobStatusResponse response;
   auto& states = *response.mutable_states();
   for (const std::string& id : ids) states[id] = regatta::v1::JOB_STATE_UNSPECIFIED;
@@ -36,12 +41,14 @@ absl::StatusOr<regatta::v1::GetJobStatusResponse> JobService::Status(
 }
 
 absl::StatusOr<regatta::v1::GetJobDetailsResponse> JobService::Details(
-    const regatta::v1::GetJobDetailsRequest& request) {
+    const auth::Principal& principal, const regatta::v1::GetJobDetailsRequest& request) {
   RETURN_IF_ERROR(CheckIds(request.job_ids()));
   std::vector<std::string> ids(request.job_ids().begin(), request.job_ids().end());
   ASSIGN_OR_RETURN(auto details, ctx_->store->GetJobDetails(ids, request.expand_spec()));
+  ReadAccess access(*ctx_, principal);
   regatta::v1::GetJobDetailsResponse response;
   for (auto& d : details) {
+    RETURN_IF_ERROR(access.Check(d.summary().queue(), absl::StrCat("job ", d.summary().job_id())));
     std::string id = d.summary().job_id();
     (*response.mutable_jobs())[id] = std::move(d);
   }
@@ -49,7 +56,7 @@ absl::StatusOr<regatta::v1::GetJobDetailsResponse> JobService::Details(
 }
 
 absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
-    const regatta::v1::ListJobsRequest& request) {
+    const auth::Principal& principal, const regatta::v1::ListJobsRequest& request) {
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("page_size: must be between 0 and ", kMaxPageSize));
@@ -71,8 +78,17 @@ absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
   const int limit = request.page_size() == 0 ? kDefaultPageSize : request.page_size();
   filter.limit = limit + 1;  // one more tells whether another page exists
   filter.after_job_id = request.page_token();
-  ASSIGN_OR_RETURN(auto jobs, ctx_->store->ListJobs(filter));
   regatta::v1::ListJobsResponse response;
+  // Only queues the caller may read: one named queue is checked, a list across queues is
+  // restricted to the readable ones in the query itself.
+  ReadAccess access(*ctx_, principal);
+  if (!filter.queue.empty()) {
+    RETURN_IF_ERROR(access.Check(filter.queue, "the jobs"));
+  } else if (!access.All()) {
+    ASSIGN_OR_RETURN(filter.queues, access.ReadableQueues());
+    if (filter.queues.empty()) return response;
+  }
+  ASSIGN_OR_RETURN(auto jobs, ctx_->store->ListJobs(filter));
   for (int i = 0; i < static_cast<int>(jobs.size()) && i < limit; ++i) {
     *response.add_jobs() = std::move(jobs[i]);
   }
@@ -85,19 +101,20 @@ absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
 grpc::Status JobService::GetJobStatus(grpc::ServerContext* call,
                                       const regatta::v1::GetJobStatusRequest* request,
                                       regatta::v1::GetJobStatusResponse* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) { return Status(*request); });
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return Status(p, *request); });
 }
 
 grpc::Status JobService::GetJobDetails(grpc::ServerContext* call,
                                        const regatta::v1::GetJobDetailsRequest* request,
                                        regatta::v1::GetJobDetailsResponse* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) { return Details(*request); });
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return Details(p, *request); });
 }
 
 grpc::Status JobService::ListJobs(grpc::ServerContext* call,
                                   const regatta::v1::ListJobsRequest* request,
                                   regatta::v1::ListJobsResponse* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) { return List(*request); });
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return List(p, *request); });
 }
 
 std::shared_ptr<grpc::Channel> JobService::ExecutorChannel(const std::string& address) {
@@ -108,7 +125,8 @@ std::shared_ptr<grpc::Channel> JobService::ExecutorChannel(const std::string& ad
   return channel;
 }
 
-absl::Status JobService::StreamLogs(const regatta::v1::GetJobLogsRequest& request,
+absl::Status JobService::StreamLogs(const auth::Principal& principal,
+                                    const regatta::v1::GetJobLogsRequest& request,
                                     const std::function<bool(const regatta::v1::LogChunk&)>& sink,
                                     const std::function<bool()>& cancelled) {
   if (request.job_id().empty()) return absl::InvalidArgumentError("job_id: must not be empty");
@@ -118,6 +136,9 @@ absl::Status JobService::StreamLogs(const regatta::v1::GetJobLogsRequest& reques
     return absl::NotFoundError(absl::StrCat("job ", request.job_id(), " not found"));
   }
   const regatta::v1::JobDetails& job = details.front();
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(
+      access.Check(job.summary().queue(), absl::StrCat("the logs of job ", request.job_id())));
   const regatta::v1::JobRunDetails* run = nullptr;
   for (const auto& r : job.runs()) {
     if (request.run_id().empty() || r.run_id() == request.run_id()) run = &r;
@@ -183,7 +204,8 @@ grpc::Status JobService::GetJobLogs(grpc::ServerContext* call,
   absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx_, call);
   if (!principal.ok()) return ToGrpcStatus(principal.status());
   return ToGrpcStatus(StreamLogs(
-      *request, [writer](const regatta::v1::LogChunk& chunk) { return writer->Write(chunk); },
+      *principal, *request,
+      [writer](const regatta::v1::LogChunk& chunk) { return writer->Write(chunk); },
       [call] { return call->IsCancelled(); }));
 }
 

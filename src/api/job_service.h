@@ -13,7 +13,8 @@
 
 namespace regatta::api {
 
-// Reads jobs from the query views. Any authenticated caller may read, as in Armada's Lookout.
+// Reads jobs from the query views. A job is readable with its queue's `watch` verb or the
+// global `watch_all_events` permission, as its events are (ReadAccess).
 class JobService final : public regatta::v1::JobService::Service {
  public:
   explicit JobService(const ApiContext* ctx) : ctx_(ctx) {}
@@ -31,15 +32,20 @@ class JobService final : public regatta::v1::JobService::Service {
 
   // Relays the run's log from its executor, chunk by chunk, to `sink` (false: stop). `cancelled`
   // is polled to stop following.
-  absl::Status StreamLogs(const regatta::v1::GetJobLogsRequest& request,
+  absl::Status StreamLogs(const auth::Principal& principal,
+                          const regatta::v1::GetJobLogsRequest& request,
                           const std::function<bool(const regatta::v1::LogChunk&)>& sink,
                           const std::function<bool()>& cancelled);
 
+  // PERMISSION_DENIED naming the first job the principal may not read (unknown ids are
+  // answered as today: UNSPECIFIED, or left out of the details).
   absl::StatusOr<regatta::v1::GetJobStatusResponse> Status(
-      const regatta::v1::GetJobStatusRequest& request);
+      const auth::Principal& principal, const regatta::v1::GetJobStatusRequest& request);
   absl::StatusOr<regatta::v1::GetJobDetailsResponse> Details(
-      const regatta::v1::GetJobDetailsRequest& request);
-  absl::StatusOr<regatta::v1::ListJobsResponse> List(const regatta::v1::ListJobsRequest& request);
+      const auth::Principal& principal, const regatta::v1::GetJobDetailsRequest& request);
+  // Only jobs of readable queues; PERMISSION_DENIED if the request names an unreadable queue.
+  absl::StatusOr<regatta::v1::ListJobsResponse> List(const auth::Principal& principal,
+                                                     const regatta::v1::ListJobsRequest& request);
 
   static constexpr int kMaxIdsPerRequest = 10000;
   static constexpr int kDefaultPageSize = 100;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/api/pipeline_refs.h"
+#include "src/api/read_access.h"
 #include "src/api/serve.h"
 #include "src/common/status_macros.h"
 
@@ -168,29 +169,30 @@ grpc::Status PipelineService::DeleteExperiment(grpc::ServerContext* call,
 grpc::Status PipelineService::GetArtifact(grpc::ServerContext* call,
                                           const pb::GetArtifactRequest* request,
                                           pb::PipelineArtifact* response) {
-  return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return GetArtifactCore(request->artifact_id()); });
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return GetArtifactCore(p, request->artifact_id());
+  });
 }
 
 grpc::Status PipelineService::ListArtifacts(grpc::ServerContext* call,
                                             const pb::ListArtifactsRequest* request,
                                             pb::ListArtifactsResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ListArtifactsCore(request->run_id()); });
+               [&](const auth::Principal& p) { return ListArtifactsCore(p, request->run_id()); });
 }
 
 grpc::Status PipelineService::GetArtifactLineage(grpc::ServerContext* call,
                                                  const pb::GetArtifactLineageRequest* request,
                                                  pb::ArtifactLineageResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return LineageCore(request->artifact_id()); });
+               [&](const auth::Principal& p) { return LineageCore(p, request->artifact_id()); });
 }
 
 grpc::Status PipelineService::ListCacheEntries(grpc::ServerContext* call,
                                                const pb::ListCacheEntriesRequest* request,
                                                pb::ListCacheEntriesResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) { return ListCacheCore(*request); });
+               [&](const auth::Principal& p) { return ListCacheCore(p, *request); });
 }
 
 grpc::Status PipelineService::PruneCache(grpc::ServerContext* call,
@@ -429,19 +431,31 @@ absl::Status PipelineService::DeleteExperimentCore(const auth::Principal& princi
 // ---- Artifacts and lineage -------------------------------------------------------------------
 
 absl::StatusOr<pb::PipelineArtifact> PipelineService::GetArtifactCore(
-    absl::string_view artifact_id) {
+    const auth::Principal& principal, absl::string_view artifact_id) {
+  ReadAccess access(*ctx_, principal);
+  return ReadableArtifact(access, artifact_id);
+}
+
+absl::StatusOr<pb::PipelineArtifact> PipelineService::ReadableArtifact(
+    ReadAccess& access, absl::string_view artifact_id) {
   if (artifact_id.empty()) return absl::InvalidArgumentError("artifact_id: required");
   absl::StatusOr<pb::PipelineArtifact> artifact = ctx_->store->GetArtifact(artifact_id);
   if (absl::IsNotFound(artifact.status())) {
     return absl::NotFoundError(
         absl::StrCat("artifact_id: artifact \"", artifact_id, "\" does not exist"));
   }
+  if (!artifact.ok()) return artifact.status();
+  RETURN_IF_ERROR(
+      access.CheckRun(artifact->run_id(), absl::StrCat("artifact \"", artifact_id, "\"")));
   return artifact;
 }
 
 absl::StatusOr<pb::ListArtifactsResponse> PipelineService::ListArtifactsCore(
-    absl::string_view run_id) {
+    const auth::Principal& principal, absl::string_view run_id) {
   if (run_id.empty()) return absl::InvalidArgumentError("run_id: required");
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(
+      access.CheckRun(run_id, absl::StrCat("the artifacts of pipeline run \"", run_id, "\"")));
   ASSIGN_OR_RETURN(std::vector<pb::PipelineArtifact> artifacts,
                    ctx_->store->ListRunArtifacts(run_id));
   pb::ListArtifactsResponse response;
@@ -450,23 +464,37 @@ absl::StatusOr<pb::ListArtifactsResponse> PipelineService::ListArtifactsCore(
 }
 
 absl::StatusOr<pb::ArtifactLineageResponse> PipelineService::LineageCore(
-    absl::string_view artifact_id) {
-  // The artifact's existence first, for an error naming the field.
-  RETURN_IF_ERROR(GetArtifactCore(artifact_id).status());
+    const auth::Principal& principal, absl::string_view artifact_id) {
+  // The artifact's existence and readability first, for an error naming the field.
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(ReadableArtifact(access, artifact_id).status());
   ASSIGN_OR_RETURN(store::ArtifactLineage lineage, ctx_->store->GetArtifactLineage(artifact_id));
   pb::ArtifactLineageResponse response;
   *response.mutable_artifact() = std::move(lineage.artifact);
-  *response.mutable_producer() = ToTaskRef(lineage.producer);
-  for (const auto& ref : lineage.consumers) *response.add_consumers() = ToTaskRef(ref);
-  for (const auto& ref : lineage.republished_by) *response.add_republished_by() = ToTaskRef(ref);
+  // Tasks of other runs that used it appear only if those runs are readable too.
+  auto add_readable = [&](const std::vector<store::ArtifactLineage::TaskRef>& refs,
+                          google::protobuf::RepeatedPtrField<pb::LineageTaskRef>* out) {
+    for (const auto& ref : refs) {
+      ASSIGN_OR_RETURN(bool readable, access.MayReadRun(ref.run_id));
+      if (readable) *out->Add() = ToTaskRef(ref);
+    }
+    return absl::OkStatus();
+  };
+  ASSIGN_OR_RETURN(bool producer_readable, access.MayReadRun(lineage.producer.run_id));
+  if (producer_readable) *response.mutable_producer() = ToTaskRef(lineage.producer);
+  RETURN_IF_ERROR(add_readable(lineage.consumers, response.mutable_consumers()));
+  RETURN_IF_ERROR(add_readable(lineage.republished_by, response.mutable_republished_by()));
   return response;
 }
 
 // ---- Cache -----------------------------------------------------------------------------------
 
 absl::StatusOr<pb::ListCacheEntriesResponse> PipelineService::ListCacheCore(
-    const pb::ListCacheEntriesRequest& request) {
+    const auth::Principal& principal, const pb::ListCacheEntriesRequest& request) {
   RETURN_IF_ERROR(CheckPageSize(request.page_size()));
+  // One cache serves every queue: its entries hold the outputs of any queue's runs.
+  RETURN_IF_ERROR(ReadAccess(*ctx_, principal)
+                      .CheckAll("the step cache", "it holds the outputs of every queue's runs"));
   store::PageRequest page{request.page_token(), request.page_size()};
   ASSIGN_OR_RETURN(store::Page<pb::CacheEntry> rows, ctx_->store->ListCacheEntries(page));
   pb::ListCacheEntriesResponse response;

@@ -6,13 +6,16 @@
 #include "absl/synchronization/mutex.h"
 #include "regatta/v1/pipeline_service.grpc.pb.h"
 #include "src/api/api_context.h"
+#include "src/api/read_access.h"
 
 namespace regatta::api {
 
 // The pipeline catalogue: pipelines and their versions, experiments, artifacts and lineage, and
 // the step cache. Writes are published to the log (PipelineCreated, ExperimentUpserted, ...) and
-// each call waits until the views show them. Reads need only authentication; so do writes,
-// except that a pipeline is deleted only by its owner or a holder of "delete_queue".
+// each call waits until the views show them. Catalogue reads need only authentication; so do
+// writes, except that a pipeline is deleted only by its owner or a holder of "delete_queue".
+// Artifacts and lineage are readable like the run that made them, and the step cache (outputs of
+// every queue's runs) only with "watch_all_events" (ReadAccess, docs/auth.md).
 class PipelineService final : public regatta::v1::PipelineService::Service {
  public:
   explicit PipelineService(const ApiContext* ctx) : ctx_(ctx) {}
@@ -93,15 +96,22 @@ class PipelineService final : public regatta::v1::PipelineService::Service {
                                                                 absl::string_view experiment,
                                                                 bool archived);
   absl::Status DeleteExperimentCore(const auth::Principal& principal, absl::string_view experiment);
-  absl::StatusOr<regatta::v1::PipelineArtifact> GetArtifactCore(absl::string_view artifact_id);
-  absl::StatusOr<regatta::v1::ListArtifactsResponse> ListArtifactsCore(absl::string_view run_id);
-  absl::StatusOr<regatta::v1::ArtifactLineageResponse> LineageCore(absl::string_view artifact_id);
+  absl::StatusOr<regatta::v1::PipelineArtifact> GetArtifactCore(const auth::Principal& principal,
+                                                                absl::string_view artifact_id);
+  absl::StatusOr<regatta::v1::ListArtifactsResponse> ListArtifactsCore(
+      const auth::Principal& principal, absl::string_view run_id);
+  // The lineage's task refs leave out the runs the principal may not read.
+  absl::StatusOr<regatta::v1::ArtifactLineageResponse> LineageCore(const auth::Principal& principal,
+                                                                   absl::string_view artifact_id);
   absl::StatusOr<regatta::v1::ListCacheEntriesResponse> ListCacheCore(
-      const regatta::v1::ListCacheEntriesRequest& request);
+      const auth::Principal& principal, const regatta::v1::ListCacheEntriesRequest& request);
   absl::StatusOr<regatta::v1::PruneCacheResponse> PruneCacheCore(
       const auth::Principal& principal, const regatta::v1::PruneCacheRequest& request);
 
  private:
+  // The artifact if `access` may read it (NOT_FOUND naming the field, PERMISSION_DENIED).
+  absl::StatusOr<regatta::v1::PipelineArtifact> ReadableArtifact(ReadAccess& access,
+                                                                 absl::string_view artifact_id);
   absl::Status Publish(const auth::Principal& principal, std::vector<regatta::v1::Event> events);
   // A version of `pipeline_id` named `name`, if any.
   absl::StatusOr<bool> VersionNameTaken(absl::string_view pipeline_id, absl::string_view name);

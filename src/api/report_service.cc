@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "src/api/read_access.h"
 #include "src/api/serve.h"
 #include "src/common/status_macros.h"
 
@@ -44,7 +45,8 @@ std::string RunSummary(const v1::JobDetails& details) {
 
 }  // namespace
 
-absl::StatusOr<v1::JobReport> ReportService::JobReport(const v1::GetJobReportRequest& request) {
+absl::StatusOr<v1::JobReport> ReportService::JobReport(const auth::Principal& principal,
+                                                       const v1::GetJobReportRequest& request) {
   if (request.job_id().empty()) return absl::InvalidArgumentError("job_id: required");
   ASSIGN_OR_RETURN(auto details, ctx_->store->GetJobDetails({request.job_id()}, false));
   if (details.empty()) {
@@ -52,6 +54,8 @@ absl::StatusOr<v1::JobReport> ReportService::JobReport(const v1::GetJobReportReq
   }
   const v1::JobDetails& job = details.front();
   const v1::JobSummary& summary = job.summary();
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(access.Check(summary.queue(), absl::StrCat("job ", summary.job_id())));
   v1::JobReport report;
   report.set_job_id(summary.job_id());
   report.set_queue(summary.queue());
@@ -132,7 +136,8 @@ v1::QueueReportResponse ReportService::QueueReport(const v1::GetQueueReportReque
 grpc::Status ReportService::GetJobReport(grpc::ServerContext* call,
                                          const v1::GetJobReportRequest* request,
                                          v1::JobReport* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) { return JobReport(*request); });
+  return Serve(ctx_, call, response,
+               [&](const auth::Principal& p) { return JobReport(p, *request); });
 }
 
 grpc::Status ReportService::GetQueueReport(grpc::ServerContext* call,

@@ -9,7 +9,7 @@
 namespace regatta::api {
 
 // Answers "why is my job not running?" and "how are the pools shared?" from the job views and
-// the scheduler's latest reports. Any authenticated caller may read, as for jobs.
+// the scheduler's latest reports.
 class ReportService final : public regatta::v1::SchedulingReportService::Service {
  public:
   ReportService(const ApiContext* ctx, const scheduler::SchedulingReports* reports)
@@ -22,7 +22,10 @@ class ReportService final : public regatta::v1::SchedulingReportService::Service
                               const regatta::v1::GetQueueReportRequest* request,
                               regatta::v1::QueueReportResponse* response) override;
 
-  absl::StatusOr<regatta::v1::JobReport> JobReport(const regatta::v1::GetJobReportRequest& request);
+  // Readable like the job itself (ReadAccess). The queue report holds fair shares only, no job
+  // data, and stays authentication-only like getting a queue.
+  absl::StatusOr<regatta::v1::JobReport> JobReport(const auth::Principal& principal,
+                                                   const regatta::v1::GetJobReportRequest& request);
   regatta::v1::QueueReportResponse QueueReport(const regatta::v1::GetQueueReportRequest& request);
 
  private:

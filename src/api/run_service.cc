@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "src/api/pipeline_refs.h"
+#include "src/api/read_access.h"
 #include "src/api/serve.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/engine/run_driver.h"
@@ -25,6 +26,12 @@ constexpr int kMaxPageSize = kMaxPipelinePageSize;
 
 absl::Status RunNotFound(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("pipeline run \"", id, "\" does not exist"));
+}
+
+// What a denied read names.
+std::string RunWhat(absl::string_view id) { return absl::StrCat("pipeline run \"", id, "\""); }
+std::string RecurringWhat(absl::string_view id) {
+  return absl::StrCat("recurring run \"", id, "\"");
 }
 
 std::string LocalRoot(const std::string& root) {
@@ -52,14 +59,14 @@ grpc::Status RunService::CreateRun(grpc::ServerContext* call, const pb::CreateRu
 
 grpc::Status RunService::GetRun(grpc::ServerContext* call, const pb::GetRunRequest* request,
                                 pb::PipelineRun* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) {
-    return Get(request->run_id(), !request->without_tasks());
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return Get(p, request->run_id(), !request->without_tasks());
   });
 }
 
 grpc::Status RunService::ListRuns(grpc::ServerContext* call, const pb::ListRunsRequest* request,
                                   pb::ListRunsResponse* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) { return List(*request); });
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) { return List(p, *request); });
 }
 
 grpc::Status RunService::TerminateRun(grpc::ServerContext* call, const pb::RunIdRequest* request,
@@ -102,8 +109,8 @@ grpc::Status RunService::CreateRecurringRun(grpc::ServerContext* call,
 grpc::Status RunService::GetRecurringRun(grpc::ServerContext* call,
                                          const pb::RecurringRunIdRequest* request,
                                          pb::RecurringRun* response) {
-  return Serve(ctx_, call, response, [&](const auth::Principal&) {
-    return ctx_->store->GetRecurringRun(request->recurring_run_id());
+  return Serve(ctx_, call, response, [&](const auth::Principal& p) {
+    return GetRecurring(p, request->recurring_run_id());
   });
 }
 
@@ -111,15 +118,7 @@ grpc::Status RunService::ListRecurringRuns(grpc::ServerContext* call,
                                            const pb::ListRecurringRunsRequest* request,
                                            pb::ListRecurringRunsResponse* response) {
   return Serve(ctx_, call, response,
-               [&](const auth::Principal&) -> absl::StatusOr<pb::ListRecurringRunsResponse> {
-                 store::PageRequest page{request->page_token(), request->page_size()};
-                 ASSIGN_OR_RETURN(store::Page<pb::RecurringRun> rows,
-                                  ctx_->store->ListRecurringRuns(page));
-                 pb::ListRecurringRunsResponse out;
-                 for (pb::RecurringRun& r : rows.rows) *out.add_recurring_runs() = std::move(r);
-                 out.set_next_page_token(rows.next_page_token);
-                 return out;
-               });
+               [&](const auth::Principal& p) { return ListRecurring(p, *request); });
 }
 
 grpc::Status RunService::EnableRecurringRun(grpc::ServerContext* call,
@@ -308,14 +307,19 @@ absl::StatusOr<pb::PipelineRun> RunService::Create(const auth::Principal& princi
   return Launch(principal, std::move(run));
 }
 
-absl::StatusOr<pb::PipelineRun> RunService::Get(absl::string_view run_id, bool with_tasks) {
+absl::StatusOr<pb::PipelineRun> RunService::Get(const auth::Principal& principal,
+                                                absl::string_view run_id, bool with_tasks) {
   if (run_id.empty()) return absl::InvalidArgumentError("run_id: required");
   absl::StatusOr<pb::PipelineRun> run = ctx_->store->GetPipelineRun(run_id, with_tasks);
   if (absl::IsNotFound(run.status())) return RunNotFound(run_id);
+  if (!run.ok()) return run.status();
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(access.CheckOwned(run->queue(), run->owner(), RunWhat(run_id)));
   return run;
 }
 
-absl::StatusOr<pb::ListRunsResponse> RunService::List(const pb::ListRunsRequest& request) {
+absl::StatusOr<pb::ListRunsResponse> RunService::List(const auth::Principal& principal,
+                                                      const pb::ListRunsRequest& request) {
   store::PipelineRunFilter filter;
   if (!request.experiment().empty()) {
     ASSIGN_OR_RETURN(pb::Experiment e,
@@ -340,8 +344,21 @@ absl::StatusOr<pb::ListRunsResponse> RunService::List(const pb::ListRunsRequest&
   if (request.page_size() < 0 || request.page_size() > kMaxPageSize) {
     return absl::InvalidArgumentError(absl::StrCat("page_size: at most ", kMaxPageSize));
   }
-  filter.page = {request.page_token(), request.page_size()};
-  ASSIGN_OR_RETURN(store::Page<pb::PipelineRun> page, ctx_->store->ListPipelineRuns(filter));
+  ReadAccess access(*ctx_, principal);
+  auto read = [&](const store::PageRequest& page) {
+    filter.page = page;
+    return ctx_->store->ListPipelineRuns(filter);
+  };
+  store::Page<pb::PipelineRun> page;
+  if (access.All()) {
+    ASSIGN_OR_RETURN(page, read({request.page_token(), request.page_size()}));
+  } else {
+    ASSIGN_OR_RETURN(page, ReadablePage<pb::PipelineRun>(request.page_size(), request.page_token(),
+                                                         read, [&](const pb::PipelineRun& run) {
+                                                           return access.MayReadOwned(run.queue(),
+                                                                                      run.owner());
+                                                         }));
+  }
   pb::ListRunsResponse response;
   for (pb::PipelineRun& run : page.rows) *response.add_runs() = std::move(run);
   response.set_next_page_token(page.next_page_token);
@@ -349,7 +366,8 @@ absl::StatusOr<pb::ListRunsResponse> RunService::List(const pb::ListRunsRequest&
 }
 
 absl::StatusOr<pb::PipelineRun> RunService::LoadForChange(const auth::Principal& principal,
-                                                          absl::string_view run_id) {
+                                                          absl::string_view run_id,
+                                                          bool replies_with_run) {
   if (run_id.empty()) return absl::InvalidArgumentError("run_id: required");
   RETURN_IF_ERROR(CatchUp());
   absl::StatusOr<pb::PipelineRun> run = ctx_->store->GetPipelineRun(run_id, false);
@@ -358,12 +376,16 @@ absl::StatusOr<pb::PipelineRun> RunService::LoadForChange(const auth::Principal&
   if (run->owner() == principal.name && !principal.anonymous) return run;
   ASSIGN_OR_RETURN(pb::Queue queue, ctx_->store->GetQueue(run->queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kCancel));
+  if (replies_with_run) {
+    ReadAccess access(*ctx_, principal);
+    RETURN_IF_ERROR(access.Check(run->queue(), RunWhat(run_id)));
+  }
   return run;
 }
 
 absl::StatusOr<pb::PipelineRun> RunService::Terminate(const auth::Principal& principal,
                                                       absl::string_view run_id) {
-  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id));
+  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id, true));
   if (pipelines::engine::IsTerminal(run.state())) {
     return absl::FailedPreconditionError(absl::StrCat("pipeline run \"", run_id, "\" has ended (",
                                                       pipelines::engine::RunStateName(run.state()),
@@ -376,7 +398,7 @@ absl::StatusOr<pb::PipelineRun> RunService::Terminate(const auth::Principal& pri
 
 absl::StatusOr<pb::PipelineRun> RunService::Retry(const auth::Principal& principal,
                                                   absl::string_view run_id) {
-  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id));
+  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id, true));
   RETURN_IF_ERROR(engine_->RetryRun(run_id));
   RETURN_IF_ERROR(CatchUp());
   return ctx_->store->GetPipelineRun(run_id, false);
@@ -384,7 +406,7 @@ absl::StatusOr<pb::PipelineRun> RunService::Retry(const auth::Principal& princip
 
 absl::StatusOr<pb::PipelineRun> RunService::SetArchived(const auth::Principal& principal,
                                                         absl::string_view run_id, bool archived) {
-  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id));
+  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id, true));
   pb::Event event;
   event.mutable_pipeline_run_archived()->set_run_id(run.id());
   event.mutable_pipeline_run_archived()->set_archived(archived);
@@ -396,7 +418,7 @@ absl::StatusOr<pb::PipelineRun> RunService::SetArchived(const auth::Principal& p
 }
 
 absl::Status RunService::Delete(const auth::Principal& principal, absl::string_view run_id) {
-  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id));
+  ASSIGN_OR_RETURN(pb::PipelineRun run, LoadForChange(principal, run_id, false));
   if (!pipelines::engine::IsTerminal(run.state())) {
     return absl::FailedPreconditionError(absl::StrCat("pipeline run \"", run_id, "\" is ",
                                                       pipelines::engine::RunStateName(run.state()),
@@ -464,25 +486,62 @@ absl::StatusOr<pb::RecurringRun> RunService::CreateRecurring(
   return ctx_->store->GetRecurringRun(rr.id());
 }
 
-absl::StatusOr<pb::RecurringRun> RunService::LoadRecurringForChange(
-    const auth::Principal& principal, absl::string_view id) {
+absl::StatusOr<pb::RecurringRun> RunService::FindRecurring(absl::string_view id) {
   if (id.empty()) return absl::InvalidArgumentError("recurring_run_id: required");
-  RETURN_IF_ERROR(CatchUp());
   absl::StatusOr<pb::RecurringRun> rr = ctx_->store->GetRecurringRun(id);
   if (absl::IsNotFound(rr.status())) {
     return absl::NotFoundError(absl::StrCat("recurring run \"", id, "\" does not exist"));
   }
-  if (!rr.ok()) return rr.status();
-  if (rr->owner() == principal.name && !principal.anonymous) return rr;
-  ASSIGN_OR_RETURN(pb::Queue queue, ctx_->store->GetQueue(rr->queue()));
+  return rr;
+}
+
+absl::StatusOr<pb::RecurringRun> RunService::GetRecurring(const auth::Principal& principal,
+                                                          absl::string_view id) {
+  ASSIGN_OR_RETURN(pb::RecurringRun rr, FindRecurring(id));
+  ReadAccess access(*ctx_, principal);
+  RETURN_IF_ERROR(access.CheckOwned(rr.queue(), rr.owner(), RecurringWhat(id)));
+  return rr;
+}
+
+absl::StatusOr<pb::ListRecurringRunsResponse> RunService::ListRecurring(
+    const auth::Principal& principal, const pb::ListRecurringRunsRequest& request) {
+  ReadAccess access(*ctx_, principal);
+  auto read = [&](const store::PageRequest& page) { return ctx_->store->ListRecurringRuns(page); };
+  store::Page<pb::RecurringRun> rows;
+  if (access.All()) {
+    ASSIGN_OR_RETURN(rows, read({request.page_token(), request.page_size()}));
+  } else {
+    ASSIGN_OR_RETURN(rows, ReadablePage<pb::RecurringRun>(request.page_size(), request.page_token(),
+                                                          read, [&](const pb::RecurringRun& rr) {
+                                                            return access.MayReadOwned(rr.queue(),
+                                                                                       rr.owner());
+                                                          }));
+  }
+  pb::ListRecurringRunsResponse out;
+  for (pb::RecurringRun& r : rows.rows) *out.add_recurring_runs() = std::move(r);
+  out.set_next_page_token(rows.next_page_token);
+  return out;
+}
+
+absl::StatusOr<pb::RecurringRun> RunService::LoadRecurringForChange(
+    const auth::Principal& principal, absl::string_view id, bool replies_with_run) {
+  if (id.empty()) return absl::InvalidArgumentError("recurring_run_id: required");
+  RETURN_IF_ERROR(CatchUp());
+  ASSIGN_OR_RETURN(pb::RecurringRun rr, FindRecurring(id));
+  if (rr.owner() == principal.name && !principal.anonymous) return rr;
+  ASSIGN_OR_RETURN(pb::Queue queue, ctx_->store->GetQueue(rr.queue()));
   RETURN_IF_ERROR(ctx_->authorizer->CheckQueueVerb(principal, queue, auth::QueueVerb::kCancel));
+  if (replies_with_run) {
+    ReadAccess access(*ctx_, principal);
+    RETURN_IF_ERROR(access.Check(rr.queue(), RecurringWhat(id)));
+  }
   return rr;
 }
 
 absl::StatusOr<pb::RecurringRun> RunService::SetRecurringEnabled(const auth::Principal& principal,
                                                                  absl::string_view id,
                                                                  bool enabled) {
-  ASSIGN_OR_RETURN(pb::RecurringRun rr, LoadRecurringForChange(principal, id));
+  ASSIGN_OR_RETURN(pb::RecurringRun rr, LoadRecurringForChange(principal, id, true));
   rr.set_enabled(enabled);
   SetTimestamp(ctx_->clock->Now(), rr.mutable_update_time());
   pb::Event event;
@@ -495,7 +554,7 @@ absl::StatusOr<pb::RecurringRun> RunService::SetRecurringEnabled(const auth::Pri
 }
 
 absl::Status RunService::DeleteRecurring(const auth::Principal& principal, absl::string_view id) {
-  ASSIGN_OR_RETURN(pb::RecurringRun rr, LoadRecurringForChange(principal, id));
+  ASSIGN_OR_RETURN(pb::RecurringRun rr, LoadRecurringForChange(principal, id, false));
   pb::Event event;
   event.mutable_recurring_run_deleted()->set_recurring_run_id(rr.id());
   std::vector<pb::Event> events;

@@ -72,8 +72,16 @@ class RunService final : public regatta::v1::RunService::Service,
   // The transport-neutral cores.
   absl::StatusOr<regatta::v1::PipelineRun> Create(const auth::Principal& principal,
                                                   const regatta::v1::CreateRunRequest& request);
-  absl::StatusOr<regatta::v1::PipelineRun> Get(absl::string_view run_id, bool with_tasks = true);
-  absl::StatusOr<regatta::v1::ListRunsResponse> List(const regatta::v1::ListRunsRequest& request);
+  // Reads: a run (and a recurring run) is readable by its owner, or like the jobs of its queue
+  // (ReadAccess); lists leave out the others.
+  absl::StatusOr<regatta::v1::PipelineRun> Get(const auth::Principal& principal,
+                                               absl::string_view run_id, bool with_tasks = true);
+  absl::StatusOr<regatta::v1::ListRunsResponse> List(const auth::Principal& principal,
+                                                     const regatta::v1::ListRunsRequest& request);
+  absl::StatusOr<regatta::v1::RecurringRun> GetRecurring(const auth::Principal& principal,
+                                                         absl::string_view id);
+  absl::StatusOr<regatta::v1::ListRecurringRunsResponse> ListRecurring(
+      const auth::Principal& principal, const regatta::v1::ListRecurringRunsRequest& request);
   absl::StatusOr<regatta::v1::PipelineRun> Terminate(const auth::Principal& principal,
                                                      absl::string_view run_id);
   absl::StatusOr<regatta::v1::PipelineRun> Retry(const auth::Principal& principal,
@@ -108,11 +116,16 @@ class RunService final : public regatta::v1::RunService::Service,
   absl::StatusOr<regatta::v1::PipelineRun> Launch(const auth::Principal& principal,
                                                   regatta::v1::PipelineRun run);
   absl::StatusOr<regatta::v1::Experiment> DefaultExperiment(const auth::Principal& principal);
-  // The run, if `principal` owns it or may cancel jobs in its queue.
+  // The run, if `principal` owns it or may cancel jobs in its queue; a change that replies
+  // with the run (`replies_with_run`) also needs a non-owner to be able to read it.
   absl::StatusOr<regatta::v1::PipelineRun> LoadForChange(const auth::Principal& principal,
-                                                         absl::string_view run_id);
+                                                         absl::string_view run_id,
+                                                         bool replies_with_run);
   absl::StatusOr<regatta::v1::RecurringRun> LoadRecurringForChange(const auth::Principal& principal,
-                                                                   absl::string_view id);
+                                                                   absl::string_view id,
+                                                                   bool replies_with_run);
+  // NOT_FOUND "recurring run \"x\" does not exist".
+  absl::StatusOr<regatta::v1::RecurringRun> FindRecurring(absl::string_view id);
 
   const ApiContext* ctx_;
   pipelines::engine::PipelineEngine* engine_;

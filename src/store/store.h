@@ -115,7 +115,10 @@ struct IngestResult {
 // ---- Queries -------------------------------------------------------------------------------
 
 struct JobFilter {
-  std::string queue;                                        // empty: any
+  std::string queue;  // empty: any
+  // Non-empty: only jobs of these queues (with `queue` too, both must match). What the API
+  // uses to list only the queues a caller may read.
+  std::vector<std::string> queues;
   std::string job_set;                                      // empty: any
   std::vector<regatta::v1::JobState> states;                // empty: any
   std::string owner;                                        // empty: any

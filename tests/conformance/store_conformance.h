@@ -738,6 +738,31 @@ TEST_P(StoreConformanceTest, ListJobsFilters) {
   EXPECT_EQ(List({.queue = "c"}), std::vector<std::string>{});
 }
 
+// The queue-set filter the API lists a caller's readable queues with.
+TEST_P(StoreConformanceTest, ListJobsInQueueSet) {
+  InsertJobs(0, 10, {.queue = "a", .job_set = "s1"});
+  InsertJobs(10, 20, {.queue = "b", .job_set = "s1"});
+  InsertJobs(20, 30, {.queue = "c", .job_set = "s2"});
+
+  EXPECT_EQ(List({.queues = {"a"}}), JobIdRange(0, 10));
+  std::vector<std::string> a_and_c = JobIdRange(0, 10);
+  for (const std::string& id : JobIdRange(20, 30)) a_and_c.push_back(id);
+  EXPECT_EQ(List({.queues = {"c", "a"}}), a_and_c);
+  EXPECT_EQ(List({.queues = {"a", "b", "c", "a"}}), JobIdRange(0, 30));
+  EXPECT_EQ(List({.queues = {"nope"}}), std::vector<std::string>{});
+  // With the other filters: all must match.
+  EXPECT_EQ(List({.queue = "b", .queues = {"a", "b"}}), JobIdRange(10, 20));
+  EXPECT_EQ(List({.queue = "b", .queues = {"a"}}), std::vector<std::string>{});
+  EXPECT_EQ(List({.queues = {"a", "c"}, .job_set = "s2"}), JobIdRange(20, 30));
+  // Pages continue within the set.
+  std::vector<std::string> first = List({.queues = {"a", "c"}, .limit = 15});
+  ASSERT_EQ(first.size(), 15u);
+  EXPECT_EQ(List({.queues = {"a", "c"}, .limit = 15, .after_job_id = first.back()}),
+            JobIdRange(25, 30));
+  EXPECT_EQ(List({.queues = {"a", "c"}, .newest_first = true, .limit = 3}),
+            (std::vector<std::string>{TestJobId(29), TestJobId(28), TestJobId(27)}));
+}
+
 TEST_P(StoreConformanceTest, ListJobsPaging) {
   InsertJobs(0, 250);
   std::vector<std::string> all;

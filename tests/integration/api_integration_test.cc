@@ -382,7 +382,10 @@ TEST_F(ApiTest, CancelReprioritizePreemptAndDetails) {
   details_req.add_job_ids(j1);
   details_req.set_expand_spec(true);
   regatta::v1::GetJobDetailsResponse details;
-  ASSERT_TRUE(jobs_->GetJobDetails(Bob().get(), details_req, &details).ok());
+  // Reading jobs needs the queue's watch verb (or watch_all_events), which bob lacks.
+  EXPECT_EQ(jobs_->GetJobDetails(Bob().get(), details_req, &details).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details_req, &details).ok());
   ASSERT_EQ(details.jobs_size(), 2);
   const auto& d0 = details.jobs().at(j0);
   EXPECT_TRUE(d0.summary().cancel_requested());
@@ -398,7 +401,7 @@ TEST_F(ApiTest, CancelReprioritizePreemptAndDetails) {
   status_req.add_job_ids(j1);
   status_req.add_job_ids("unknown");
   regatta::v1::GetJobStatusResponse status;
-  ASSERT_TRUE(jobs_->GetJobStatus(Bob().get(), status_req, &status).ok());
+  ASSERT_TRUE(jobs_->GetJobStatus(Alice().get(), status_req, &status).ok());
   EXPECT_EQ(status.states().at(j1), regatta::v1::JOB_STATE_QUEUED);
   EXPECT_EQ(status.states().at("unknown"), regatta::v1::JOB_STATE_UNSPECIFIED);
 
@@ -412,13 +415,13 @@ TEST_F(ApiTest, CancelReprioritizePreemptAndDetails) {
   SyncViews();
   details_req.clear_job_ids();
   details_req.add_job_ids(resp.items(2).job_id());
-  ASSERT_TRUE(jobs_->GetJobDetails(Bob().get(), details_req, &details).ok());
+  ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details_req, &details).ok());
   EXPECT_FALSE(details.jobs().at(resp.items(2).job_id()).summary().cancel_requested());
   set_cancel.clear_states();
   set_cancel.add_states(regatta::v1::JOB_STATE_QUEUED);
   ASSERT_TRUE(submit_->CancelJobSet(Alice().get(), set_cancel, &set_resp).ok());
   SyncViews();
-  ASSERT_TRUE(jobs_->GetJobDetails(Bob().get(), details_req, &details).ok());
+  ASSERT_TRUE(jobs_->GetJobDetails(Alice().get(), details_req, &details).ok());
   EXPECT_TRUE(details.jobs().at(resp.items(2).job_id()).summary().cancel_requested());
   set_cancel.add_states(regatta::v1::JOB_STATE_SUCCEEDED);
   s = submit_->CancelJobSet(Alice().get(), set_cancel, &set_resp);

@@ -949,6 +949,7 @@ absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
     absl::StrAppend(&sql, " AND j.queue = ?");
     params.emplace_back(filter.queue);
   }
+  AppendInList("j.queue", filter.queues, sql, params);
   if (!filter.job_set.empty()) {
     absl::StrAppend(&sql, " AND j.job_set = ?");
     params.emplace_back(filter.job_set);

@@ -105,12 +105,13 @@ TEST_F(DeviceServiceTest, ConfigurationsApplyReadAndDelete) {
 
   pb::ListConfigurationsRequest list;
   list.set_page_size(1);
-  absl::StatusOr<pb::ListConfigurationsResponse> page = service_->ListConfigurationsCore(list);
+  absl::StatusOr<pb::ListConfigurationsResponse> page =
+      service_->ListConfigurationsCore(admin_, list);
   ASSERT_TRUE(page.ok()) << page.status();
   ASSERT_EQ(page->configurations_size(), 1);
   EXPECT_EQ(page->configurations(0).name(), "cams");
   list.set_page_token(page->next_page_token());
-  page = service_->ListConfigurationsCore(list);
+  page = service_->ListConfigurationsCore(admin_, list);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_EQ(page->configurations(0).name(), "usb");
   EXPECT_TRUE(page->next_page_token().empty());
@@ -145,7 +146,8 @@ TEST_F(DeviceServiceTest, InvalidOrForbiddenWritesPublishNothing) {
 
   pb::ListInstancesRequest list;
   list.set_page_size(-1);
-  EXPECT_EQ(service_->ListInstancesCore(list).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_->ListInstancesCore(admin_, list).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(DeviceServiceTest, SecretValuesNeverLeave) {
@@ -196,7 +198,7 @@ TEST_F(DeviceServiceTest, ConfigMapsAndInstances) {
   pb::ListInstancesRequest list;
   list.set_configuration_name("cams");
   list.set_node("node-b");
-  absl::StatusOr<pb::ListInstancesResponse> instances = service_->ListInstancesCore(list);
+  absl::StatusOr<pb::ListInstancesResponse> instances = service_->ListInstancesCore(admin_, list);
   ASSERT_TRUE(instances.ok()) << instances.status();
   ASSERT_EQ(instances->instances_size(), 1);
   EXPECT_EQ(instances->instances(0).name(), "cams-bbbbbb");
@@ -280,12 +282,12 @@ TEST_F(DeviceServicesTest, ServicesListTheActiveBrokersOfExistingInstances) {
   SubmitBroker(7, "cams-bbbbbb", "8558", "other");  // another Configuration's label
   Run(7, "node-a");
 
-  absl::StatusOr<pb::ListServicesResponse> all = service_->ListServicesCore({});
+  absl::StatusOr<pb::ListServicesResponse> all = service_->ListServicesCore(admin_, {});
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_THAT(Names(*all),
               ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc", "usb-svc"));
 
-  absl::StatusOr<pb::Service> instance = service_->GetServiceCore("cams-aaaaaa-svc");
+  absl::StatusOr<pb::Service> instance = service_->GetServiceCore(admin_, "cams-aaaaaa-svc");
   ASSERT_TRUE(instance.ok()) << instance.status();
   EXPECT_EQ(instance->kind(), pb::SERVICE_KIND_INSTANCE);
   EXPECT_EQ(instance->instance_name(), "cams-aaaaaa");
@@ -307,46 +309,100 @@ TEST_F(DeviceServicesTest, ServicesListTheActiveBrokersOfExistingInstances) {
   EXPECT_EQ(running.address(), "node-a");
   EXPECT_EQ(running.ports().at("rtsp"), 8554);
 
-  absl::StatusOr<pb::Service> other = service_->GetServiceCore("cams-bbbbbb-svc");
+  absl::StatusOr<pb::Service> other = service_->GetServiceCore(admin_, "cams-bbbbbb-svc");
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_THAT(other->endpoints(), IsEmpty());
-  absl::StatusOr<pb::Service> configuration = service_->GetServiceCore("cams-svc");
+  absl::StatusOr<pb::Service> configuration = service_->GetServiceCore(admin_, "cams-svc");
   ASSERT_TRUE(configuration.ok()) << configuration.status();
   EXPECT_EQ(configuration->kind(), pb::SERVICE_KIND_CONFIGURATION);
   EXPECT_EQ(configuration->endpoints_size(), 2);  // the brokers of every Instance
 
   for (const char* missing : {"cams-cccccc-svc", "cams-aaaaaa", "ghost-svc", "-svc"}) {
-    absl::StatusOr<pb::Service> got = service_->GetServiceCore(missing);
+    absl::StatusOr<pb::Service> got = service_->GetServiceCore(admin_, missing);
     EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << missing;
     EXPECT_THAT(got.status().message(), HasSubstr(absl::StrCat("service ", missing)));
   }
-  EXPECT_EQ(service_->GetServiceCore("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service_->GetServiceCore(admin_, "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Device objects are read like the jobs of the queue the Configuration's brokers run in (or with
+// watch_all_events / create_queue): services, Instances and Configurations alike.
+TEST_F(DeviceServicesTest, ReadsFollowTheBrokerQueue) {
+  pb::Queue watched = ingest::testing::MakeQueue("watched");
+  pb::QueuePermission* watch = watched.add_permissions();
+  watch->add_subjects()->set_kind("group");
+  watch->mutable_subjects(0)->set_name("watchers");
+  watch->add_verbs("watch");
+  Append(ingest::testing::QueueCreated(0, watched));
+  absl::StatusOr<pb::Configuration> cams = store_->GetConfiguration("cams");
+  ASSERT_TRUE(cams.ok()) << cams.status();
+  pb::BrokerTemplate* broker = cams->mutable_broker_spec()->mutable_broker_job_spec();
+  broker->set_queue("watched");
+  broker->mutable_job()->mutable_task()->add_command("/bin/true");
+  ASSERT_TRUE(service_->ApplyConfigurationCore(admin_, *cams).ok());
+  const auth::Principal watcher{.name = "carol", .groups = {"watchers"}};
+
+  absl::StatusOr<pb::ListServicesResponse> services = service_->ListServicesCore(watcher, {});
+  ASSERT_TRUE(services.ok()) << services.status();
+  EXPECT_THAT(Names(*services), ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc"));
+  EXPECT_TRUE(service_->GetServiceCore(watcher, "cams-svc").ok());
+  absl::Status denied = service_->GetServiceCore(watcher, "usb-svc").status();
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(denied.message(), HasSubstr("may not read service \"usb-svc\""));
+  EXPECT_THAT(denied.message(), HasSubstr("\"watch_all_events\" or \"create_queue\""));
+
+  services = service_->ListServicesCore(user_, {});
+  ASSERT_TRUE(services.ok()) << services.status();
+  EXPECT_THAT(Names(*services), IsEmpty());
+  denied = service_->GetServiceCore(user_, "cams-aaaaaa-svc").status();
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(denied.message(), HasSubstr("verb \"watch\" on queue \"watched\""));
+
+  absl::StatusOr<pb::ListInstancesResponse> instances = service_->ListInstancesCore(watcher, {});
+  ASSERT_TRUE(instances.ok()) << instances.status();
+  EXPECT_EQ(instances->instances_size(), 2);
+  instances = service_->ListInstancesCore(user_, {});
+  ASSERT_TRUE(instances.ok()) << instances.status();
+  EXPECT_EQ(instances->instances_size(), 0);
+  EXPECT_TRUE(service_->GetInstanceCore(watcher, "cams-aaaaaa").ok());
+  EXPECT_EQ(service_->GetInstanceCore(user_, "cams-aaaaaa").status().code(),
+            absl::StatusCode::kPermissionDenied);
+
+  absl::StatusOr<pb::ListConfigurationsResponse> configurations =
+      service_->ListConfigurationsCore(watcher, {});
+  ASSERT_TRUE(configurations.ok()) << configurations.status();
+  ASSERT_EQ(configurations->configurations_size(), 1);
+  EXPECT_EQ(configurations->configurations(0).name(), "cams");
+  EXPECT_EQ(service_->GetConfigurationCore(watcher, "usb").status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(service_->GetConfigurationCore(admin_, "usb").ok());  // create_queue
 }
 
 TEST_F(DeviceServicesTest, ListingPagesAndFiltersByConfiguration) {
   pb::ListServicesRequest request;
   request.set_page_size(3);
-  absl::StatusOr<pb::ListServicesResponse> page = service_->ListServicesCore(request);
+  absl::StatusOr<pb::ListServicesResponse> page = service_->ListServicesCore(admin_, request);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(Names(*page), ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc"));
   EXPECT_EQ(page->next_page_token(), "cams-svc");
   request.set_page_token(page->next_page_token());
-  page = service_->ListServicesCore(request);
+  page = service_->ListServicesCore(admin_, request);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(Names(*page), ElementsAre("usb-svc"));
   EXPECT_EQ(page->next_page_token(), "");
 
   pb::ListServicesRequest only_usb;
   only_usb.set_configuration_name("usb");
-  page = service_->ListServicesCore(only_usb);
+  page = service_->ListServicesCore(admin_, only_usb);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(Names(*page), ElementsAre("usb-svc"));
   only_usb.set_configuration_name("ghost");
-  page = service_->ListServicesCore(only_usb);
+  page = service_->ListServicesCore(admin_, only_usb);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(page->services(), IsEmpty());
   request.set_page_size(-1);
-  EXPECT_EQ(service_->ListServicesCore(request).status().code(),
+  EXPECT_EQ(service_->ListServicesCore(admin_, request).status().code(),
             absl::StatusCode::kInvalidArgument);
 
   // A service goes with its Instance: the last node loses it.
@@ -354,7 +410,7 @@ TEST_F(DeviceServicesTest, ListingPagesAndFiltersByConfiguration) {
   lost.mutable_instance_node_lost()->set_instance_name("cams-aaaaaa");
   lost.mutable_instance_node_lost()->set_node("node-a");
   PublishAsAgent(lost);
-  page = service_->ListServicesCore({});
+  page = service_->ListServicesCore(admin_, {});
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(Names(*page), ElementsAre("cams-bbbbbb-svc", "cams-svc", "usb-svc"));
 }
