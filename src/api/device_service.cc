@@ -344,14 +344,10 @@ absl::StatusOr<pb::ListConfigurationsResponse> DeviceService::ListConfigurations
   ASSIGN_OR_RETURN(store::PageRequest page, PageOf(request.page_size(), request.page_token()));
   DeviceReadAccess access(*ctx_, principal);
   auto read = [&](const store::PageRequest& p) { return ctx_->store->ListConfigurations(p); };
-  store::Page<pb::Configuration> rows;
-  if (access.All()) {
-    ASSIGN_OR_RETURN(rows, read(page));
-  } else {
-    ASSIGN_OR_RETURN(rows, ReadablePage<pb::Configuration>(
-                               page.limit, page.page_token, read,
-                               [&](const pb::Configuration& c) { return access.MayRead(c); }));
-  }
+  ASSIGN_OR_RETURN(store::Page<pb::Configuration> rows,
+                   ReadablePage<pb::Configuration>(
+                       access.All(), page.limit, page.page_token, read,
+                       [&](const pb::Configuration& c) { return access.MayRead(c); }));
   pb::ListConfigurationsResponse response;
   CopyPage(std::move(rows), response.mutable_configurations(), response.mutable_next_page_token());
   for (pb::Configuration& configuration : *response.mutable_configurations()) {
@@ -380,15 +376,11 @@ absl::StatusOr<pb::ListInstancesResponse> DeviceService::ListInstancesCore(
     filter.page = p;
     return ctx_->store->ListInstances(filter);
   };
-  store::Page<pb::Instance> rows;
-  if (access.All()) {
-    ASSIGN_OR_RETURN(rows, read(page));
-  } else {
-    ASSIGN_OR_RETURN(rows, ReadablePage<pb::Instance>(
-                               page.limit, page.page_token, read, [&](const pb::Instance& i) {
-                                 return access.MayRead(i.configuration_name());
-                               }));
-  }
+  ASSIGN_OR_RETURN(store::Page<pb::Instance> rows,
+                   ReadablePage<pb::Instance>(access.All(), page.limit, page.page_token, read,
+                                              [&](const pb::Instance& i) {
+                                                return access.MayRead(i.configuration_name());
+                                              }));
   pb::ListInstancesResponse response;
   CopyPage(std::move(rows), response.mutable_instances(), response.mutable_next_page_token());
   return response;

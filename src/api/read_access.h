@@ -49,8 +49,8 @@ class ReadAccess {
   absl::StatusOr<bool> MayReadRun(absl::string_view run_id);
   absl::Status CheckRun(absl::string_view run_id, absl::string_view what);
 
-  // PERMISSION_DENIED unless the principal holds watch_all_events, naming `what` and `why` it
-  // is not bound to one queue.
+  // PERMISSION_DENIED unless the principal holds watch_all_events, naming `what` and `why` only
+  // that permission will do (e.g. "the queue does not exist").
   absl::Status CheckAll(absl::string_view what, absl::string_view why) const;
 
   // Every existing queue the principal may read, in name order (for list filters; with All()
@@ -75,10 +75,13 @@ class ReadAccess {
 
 // One page of a listing restricted to the rows `readable` accepts, in one pass over the
 // listing: each store page asks for the rows still missing and is used whole, so the last one's
-// token continues the listing where this page ends. `page_size` <= 0: 100.
+// token continues the listing where this page ends. `page_size` <= 0: 100. With
+// `all_readable` (e.g. ReadAccess::All()) it is the store's page as is.
 template <typename Row, typename Read, typename Readable>
-absl::StatusOr<store::Page<Row>> ReadablePage(int page_size, const std::string& page_token,
-                                              Read read, Readable readable) {
+absl::StatusOr<store::Page<Row>> ReadablePage(bool all_readable, int page_size,
+                                              const std::string& page_token, Read read,
+                                              Readable readable) {
+  if (all_readable) return read(store::PageRequest{page_token, page_size});
   const size_t want = page_size <= 0 ? 100 : page_size;
   store::Page<Row> out;
   store::PageRequest request{page_token, 0};

@@ -349,16 +349,12 @@ absl::StatusOr<pb::ListRunsResponse> RunService::List(const auth::Principal& pri
     filter.page = page;
     return ctx_->store->ListPipelineRuns(filter);
   };
-  store::Page<pb::PipelineRun> page;
-  if (access.All()) {
-    ASSIGN_OR_RETURN(page, read({request.page_token(), request.page_size()}));
-  } else {
-    ASSIGN_OR_RETURN(page, ReadablePage<pb::PipelineRun>(request.page_size(), request.page_token(),
-                                                         read, [&](const pb::PipelineRun& run) {
-                                                           return access.MayReadOwned(run.queue(),
-                                                                                      run.owner());
-                                                         }));
-  }
+  ASSIGN_OR_RETURN(
+      store::Page<pb::PipelineRun> page,
+      ReadablePage<pb::PipelineRun>(access.All(), request.page_size(), request.page_token(), read,
+                                    [&](const pb::PipelineRun& run) {
+                                      return access.MayReadOwned(run.queue(), run.owner());
+                                    }));
   pb::ListRunsResponse response;
   for (pb::PipelineRun& run : page.rows) *response.add_runs() = std::move(run);
   response.set_next_page_token(page.next_page_token);
@@ -507,16 +503,11 @@ absl::StatusOr<pb::ListRecurringRunsResponse> RunService::ListRecurring(
     const auth::Principal& principal, const pb::ListRecurringRunsRequest& request) {
   ReadAccess access(*ctx_, principal);
   auto read = [&](const store::PageRequest& page) { return ctx_->store->ListRecurringRuns(page); };
-  store::Page<pb::RecurringRun> rows;
-  if (access.All()) {
-    ASSIGN_OR_RETURN(rows, read({request.page_token(), request.page_size()}));
-  } else {
-    ASSIGN_OR_RETURN(rows, ReadablePage<pb::RecurringRun>(request.page_size(), request.page_token(),
-                                                          read, [&](const pb::RecurringRun& rr) {
-                                                            return access.MayReadOwned(rr.queue(),
-                                                                                       rr.owner());
-                                                          }));
-  }
+  ASSIGN_OR_RETURN(
+      store::Page<pb::RecurringRun> rows,
+      ReadablePage<pb::RecurringRun>(
+          access.All(), request.page_size(), request.page_token(), read,
+          [&](const pb::RecurringRun& rr) { return access.MayReadOwned(rr.queue(), rr.owner()); }));
   pb::ListRecurringRunsResponse out;
   for (pb::RecurringRun& r : rows.rows) *out.add_recurring_runs() = std::move(r);
   out.set_next_page_token(rows.next_page_token);

@@ -147,6 +147,20 @@ class ReadAuthTest : public PlatformTest {
     return Fetch(http_port_, method, target, body, {{"Authorization", caller.authorization}});
   }
 
+  // The `field` of each row of list `key` of GET `target`'s JSON answer (which must be 200).
+  std::set<std::string> HttpList(const Caller& caller, const std::string& target,
+                                 const std::string& key, const std::string& field) {
+    HttpReply http = Http(caller, "GET", target);
+    EXPECT_EQ(http.status, 200) << http.body;
+    std::set<std::string> values;
+    if (http.status != 200) return values;
+    const nlohmann::json body = nlohmann::json::parse(http.body);
+    for (const auto& row : body.value(key, nlohmann::json::array())) {
+      values.insert(row[field].get<std::string>());
+    }
+    return values;
+  }
+
   // A granted read answers OK (200); a denied one PERMISSION_DENIED (403) naming the verb, and
   // never the job's secret.
   static void ExpectGrpc(const Caller& caller, bool allowed, const grpc::Status& status,
@@ -276,15 +290,10 @@ TEST_F(ReadAuthTest, JobListsAcrossQueuesShowOnlyReadableQueues) {
       EXPECT_TRUE(caller.readable.contains(job.queue())) << job.queue();
       ids.insert(job.job_id());
     }
-    HttpReply http = Http(caller, "GET", "/v1/jobs?pageSize=1000");
-    ASSERT_EQ(http.status, 200);
-    std::set<std::string> http_ids;
-    const nlohmann::json body = nlohmann::json::parse(http.body);
-    for (const auto& job : body.value("jobs", nlohmann::json::array())) {
-      EXPECT_TRUE(caller.readable.contains(job["queue"].get<std::string>())) << job.dump();
-      http_ids.insert(job["jobId"].get<std::string>());
+    for (const std::string& queue : HttpList(caller, "/v1/jobs?pageSize=1000", "jobs", "queue")) {
+      EXPECT_TRUE(caller.readable.contains(queue)) << queue;
     }
-    EXPECT_EQ(ids, http_ids);
+    EXPECT_EQ(HttpList(caller, "/v1/jobs?pageSize=1000", "jobs", "jobId"), ids);
     for (const std::string& queue : kQueues) {
       EXPECT_EQ(ids.contains(jobs_by_queue_[queue]), caller.readable.contains(queue)) << queue;
     }
@@ -353,17 +362,10 @@ TEST_F(ReadAuthTest, PipelineRunReadsNeedWatchOnTheRunsQueue) {
     ASSERT_TRUE(runs_->ListRuns(As(caller.authorization).get(), list, &runs).ok());
     std::set<std::string> ids;
     for (const pb::PipelineRun& run : runs.runs()) ids.insert(run.id());
-    HttpReply http = Http(caller, "GET", "/v1/runs?pageSize=100");
-    ASSERT_EQ(http.status, 200) << http.body;
-    std::set<std::string> http_ids;
-    const nlohmann::json body = nlohmann::json::parse(http.body);
-    for (const auto& run : body.value("runs", nlohmann::json::array())) {
-      http_ids.insert(run["id"].get<std::string>());
-    }
     std::set<std::string> want;
     for (const std::string& queue : caller.readable) want.insert(runs_by_queue_[queue]);
     EXPECT_EQ(ids, want) << caller.name;
-    EXPECT_EQ(http_ids, want) << caller.name;
+    EXPECT_EQ(HttpList(caller, "/v1/runs?pageSize=100", "runs", "id"), want) << caller.name;
 
     // The step cache serves every queue: only watch_all_events reads it.
     pb::ListCacheEntriesResponse cache;
@@ -468,14 +470,7 @@ TEST_F(ReadAuthTest, RecurringRunReadsNeedWatchOnTheirQueue) {
     std::set<std::string> ids;
     for (const pb::RecurringRun& rr : listed.recurring_runs()) ids.insert(rr.id());
     EXPECT_EQ(ids, want) << caller.name;
-    HttpReply http = Http(caller, "GET", "/v1/recurringruns");
-    ASSERT_EQ(http.status, 200) << http.body;
-    std::set<std::string> http_ids;
-    const nlohmann::json body = nlohmann::json::parse(http.body);
-    for (const auto& rr : body.value("recurringRuns", nlohmann::json::array())) {
-      http_ids.insert(rr["id"].get<std::string>());
-    }
-    EXPECT_EQ(http_ids, want) << caller.name;
+    EXPECT_EQ(HttpList(caller, "/v1/recurringruns", "recurringRuns", "id"), want) << caller.name;
   }
 }
 
@@ -544,14 +539,8 @@ TEST_F(ReadAuthTest, DeviceReadsFollowTheBrokerQueue) {
     names.clear();
     for (const pb::Instance& i : instances.instances()) names.insert(i.configuration_name());
     EXPECT_EQ(names, readable) << caller.name;
-    HttpReply http = Http(caller, "GET", "/v1/instances");
-    ASSERT_EQ(http.status, 200) << http.body;
-    names.clear();
-    const nlohmann::json body = nlohmann::json::parse(http.body);
-    for (const auto& i : body.value("instances", nlohmann::json::array())) {
-      names.insert(i["configurationName"].get<std::string>());
-    }
-    EXPECT_EQ(names, readable) << caller.name;
+    EXPECT_EQ(HttpList(caller, "/v1/instances", "instances", "configurationName"), readable)
+        << caller.name;
   }
 }
 
