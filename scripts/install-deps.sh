@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libsqlite3-dev libpq-dev libyaml-cpp-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libcli11-dev libboost-dev libboost-system-dev
   libssl-dev libsodium-dev libjemalloc-dev libb2-dev libudev-dev libxml2-dev
+  libcjose-dev libjansson-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl ca-certificates
 )

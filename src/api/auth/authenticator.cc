@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(AuthConfig 
 Authenticator::Authenticator(AuthConfig config)
     : anonymous_enabled_(config.anonymous_enabled),
       anonymous_{kAnonymousPrincipalName, std::move(config.anonymous_groups), true},
+      jwt_verifier_(std::move(config.jwt_verifier)),
       // Both generations together hold at most the configured number of keys.
       generation_capacity_(config.password_cache_capacity == 0
                                ? 0
@@ -92,8 +93,11 @@ absl::StatusOr<Principal> Authenticator::AuthenticateBearer(absl::string_view cr
   for (const TokenPrincipal& token : tokens_) {
     if (ConstantTimeEquals(token.digest, digest)) match = &token;
   }
-  if (match == nullptr) return absl::UnauthenticatedError("invalid bearer token");
-  return match->principal;
+  if (match != nullptr) return match->principal;
+  if (jwt_verifier_ != nullptr && LooksLikeJwt(credentials)) {
+    return jwt_verifier_->Verify(credentials);
+  }
+  return absl::UnauthenticatedError("invalid bearer token");
 }
 
 absl::StatusOr<Principal> Authenticator::AuthenticateBasic(absl::string_view credentials) const {

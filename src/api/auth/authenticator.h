@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "src/api/auth/crypto.h"
 #include "src/api/auth/principal.h"
+#include "src/api/auth/token_verifier.h"
 #include "src/api/auth/users_file.h"
 
 namespace regatta::auth {
@@ -30,6 +31,8 @@ struct AuthConfig {
   UsersFile credentials;
   // Bound on remembered successful password checks (0 disables the cache).
   size_t password_cache_capacity = 10'000;
+  // Verifies bearer tokens shaped like JWTs that match no static token; null: OIDC is off.
+  std::shared_ptr<const TokenVerifier> jwt_verifier;
 };
 
 // Turns the value of an HTTP `Authorization` header (or gRPC `authorization` metadata) into a
@@ -77,6 +80,7 @@ class Authenticator {
   bool anonymous_enabled_;
   Principal anonymous_;
   std::vector<TokenPrincipal> tokens_;
+  std::shared_ptr<const TokenVerifier> jwt_verifier_;
   absl::flat_hash_map<std::string, UserRecord> users_;
   // Hash an unknown user's password is checked against, so that "no such user" costs as much as
   // "wrong password" and response times do not reveal which user names exist.
