@@ -36,6 +36,30 @@ auth:
     cordon_queue: [admins]
     execute_jobs: [admins]
   permissionUserMapping: {}
+  # Bearer JWTs from an OpenID Connect issuer (docs/auth.md); off while issuer is "".
+  oidc:
+    issuer: ""
+    # The "aud" a token must carry (the client id registered at the issuer).
+    audience: ""
+    # The issuer's JSON Web Key Set: a file (re-read when it changes) or a URL (jwks_uri).
+    jwksFile: ""
+    jwksUrl: ""
+    # PEM CA bundle for an https jwksUrl; "": the system's.
+    jwksCaFile: ""
+    usernameClaim: sub
+    # A top-level claim, or a dotted path such as realm_access.roles.
+    groupsClaim: groups
+    usernamePrefix: ""
+    groupsPrefix: ""
+    algorithms: [RS256, ES256]
+    clockSkew: 60s
+    # jwksUrl: fetched again this often; at most one fetch per minRefreshInterval (also for
+    # tokens naming an unknown key id).
+    refreshInterval: 5m
+    minRefreshInterval: 30s
+    fetchTimeout: 10s
+    # Verified tokens remembered until they expire; 0: verify every call.
+    tokenCacheSize: 10000
 submit:
   maxJobsPerRequest: 10000
   maxJobSpecBytes: 262144
@@ -180,6 +204,63 @@ absl::StatusOr<absl::Duration> GetDuration(const YAML::Node& root, absl::string_
         absl::StrCat("configuration key ", path, ": \"", text, "\" is not a duration like 10s"));
   }
   return d;
+}
+
+absl::Status LoadOidc(const YAML::Node& root, OidcConfig& o) {
+  const std::string k = "auth.oidc.";
+  for (auto [name, field] : {std::pair{"issuer", &o.issuer},
+                             {"audience", &o.audience},
+                             {"jwksFile", &o.jwks_file},
+                             {"jwksUrl", &o.jwks_url},
+                             {"jwksCaFile", &o.jwks_ca_file},
+                             {"usernameClaim", &o.username_claim},
+                             {"groupsClaim", &o.groups_claim},
+                             {"usernamePrefix", &o.username_prefix},
+                             {"groupsPrefix", &o.groups_prefix}}) {
+    ASSIGN_OR_RETURN(*field, Get<std::string>(root, k + name));
+  }
+  ASSIGN_OR_RETURN(o.algorithms, Get<std::vector<std::string>>(root, k + "algorithms"));
+  for (auto [name, field] : {std::pair{"clockSkew", &o.clock_skew},
+                             {"refreshInterval", &o.refresh_interval},
+                             {"minRefreshInterval", &o.min_refresh_interval},
+                             {"fetchTimeout", &o.fetch_timeout}}) {
+    ASSIGN_OR_RETURN(*field, GetDuration(root, k + name));
+  }
+  ASSIGN_OR_RETURN(o.token_cache_size, Get<int64_t>(root, k + "tokenCacheSize"));
+  if (o.issuer.empty()) {
+    if (!o.jwks_file.empty() || !o.jwks_url.empty()) {
+      return absl::InvalidArgumentError(k + "issuer: must be set when a JWKS is configured");
+    }
+    return absl::OkStatus();
+  }
+  if (o.audience.empty()) return absl::InvalidArgumentError(k + "audience: must be set");
+  if (o.jwks_file.empty() == o.jwks_url.empty()) {
+    return absl::InvalidArgumentError(k + "jwksFile, jwksUrl: set exactly one");
+  }
+  if (!o.jwks_url.empty() && !absl::StartsWith(o.jwks_url, "https://") &&
+      !absl::StartsWith(o.jwks_url, "http://")) {
+    return absl::InvalidArgumentError(k + "jwksUrl: must be an http:// or https:// URL");
+  }
+  if (o.username_claim.empty() || o.groups_claim.empty()) {
+    return absl::InvalidArgumentError(k + "usernameClaim, groupsClaim: must not be empty");
+  }
+  if (o.algorithms.empty()) return absl::InvalidArgumentError(k + "algorithms: must not be empty");
+  for (const std::string& alg : o.algorithms) {
+    if (alg != "RS256" && alg != "ES256") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(k, "algorithms: \"", alg, "\" is not supported (RS256, ES256)"));
+    }
+  }
+  if (o.min_refresh_interval <= absl::ZeroDuration() ||
+      o.refresh_interval < o.min_refresh_interval) {
+    return absl::InvalidArgumentError(
+        k + "refreshInterval: must be at least minRefreshInterval, which must be positive");
+  }
+  if (o.fetch_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(k + "fetchTimeout: must be positive");
+  }
+  if (o.token_cache_size < 0) return absl::InvalidArgumentError(k + "tokenCacheSize: must be >= 0");
+  return absl::OkStatus();
 }
 
 absl::Status CheckListen(absl::string_view listen, absl::string_view key) {
@@ -488,6 +569,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
                    Get<Mapping>(root, "auth.permissionGroupMapping"));
   ASSIGN_OR_RETURN(c.authorization.permission_user_mapping,
                    Get<Mapping>(root, "auth.permissionUserMapping"));
+  RETURN_IF_ERROR(LoadOidc(root, c.oidc));
 
   api::SubmitPolicy& p = c.submit_policy;
   ASSIGN_OR_RETURN(p.max_jobs_per_request, Get<int>(root, "submit.maxJobsPerRequest"));

@@ -63,6 +63,25 @@ struct DevicesConfig {
   devices::DeviceControllerOptions controller;
 };
 
+// `auth.oidc:` (bearer JWTs from an OpenID Connect issuer; docs/auth.md). Off when issuer is "".
+struct OidcConfig {
+  std::string issuer;
+  std::string audience;
+  std::string jwks_file;  // exactly one of jwks_file and jwks_url
+  std::string jwks_url;
+  std::string jwks_ca_file;
+  std::string username_claim;
+  std::string groups_claim;
+  std::string username_prefix;
+  std::string groups_prefix;
+  std::vector<std::string> algorithms;
+  absl::Duration clock_skew;
+  absl::Duration refresh_interval;
+  absl::Duration min_refresh_interval;
+  absl::Duration fetch_timeout;
+  int64_t token_cache_size = 0;
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string grpc_listen;
@@ -74,6 +93,7 @@ struct ServerConfig {
   std::vector<std::string> anonymous_groups;
   std::string users_file;
   auth::AuthorizationConfig authorization;
+  OidcConfig oidc;
   api::SubmitPolicy submit_policy;
   int64_t max_log_record_bytes = 0;
   absl::Duration view_wait_timeout;

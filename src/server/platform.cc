@@ -35,6 +35,7 @@
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
 #include "src/server/device_controller_backend.h"
+#include "src/server/oidc.h"
 #include "src/server/pipeline_backend.h"
 #include "src/store/sqlite/sqlite_store.h"
 
@@ -202,6 +203,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   // (only an administrator may apply a Configuration).
   authorization.permission_user_mapping["submit_any_jobs"].push_back(kDeviceControllerUser);
   authorization.permission_user_mapping["cancel_any_jobs"].push_back(kDeviceControllerUser);
+  ASSIGN_OR_RETURN(auth_config.jwt_verifier, MakeOidcVerifier(config.oidc, clock));
   ASSIGN_OR_RETURN(impl->authenticator, auth::Authenticator::Create(std::move(auth_config)));
   ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(authorization));
   impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));

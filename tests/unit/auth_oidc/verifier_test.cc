@@ -242,6 +242,20 @@ TEST_F(OidcVerifierTest, CachesVerifiedTokensUntilTheyExpire) {
   ExpectRefused(verifier->Verify(token), "token expired at ");
 }
 
+TEST_F(OidcVerifierTest, ARemovedKeyAlsoRefusesItsCachedTokens) {
+  auto verifier = Verifier();
+  const std::string token = rsa_->Sign(Claims());
+  ASSERT_TRUE(verifier->Verify(token).ok());
+  ASSERT_TRUE(verifier->Verify(token).ok());
+  EXPECT_EQ(verifier->GetStats().cache_hits, 1u);
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->document = regatta::testing::JwksJson({ec_});  // rsa-1 revoked
+  }
+  clock_.Advance(absl::Minutes(6));
+  ExpectRefused(verifier->Verify(token), "unknown key id \"rsa-1\"");
+}
+
 TEST_F(OidcVerifierTest, TheCacheIsBounded) {
   options_.token_cache_capacity = 3;
   auto verifier = Verifier();

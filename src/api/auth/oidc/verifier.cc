@@ -158,13 +158,15 @@ absl::StatusOr<Principal> OidcVerifier::Verify(absl::string_view token) const {
     return Refuse(absl::StrCat("token is larger than ", kMaxTokenBytes, " bytes"));
   }
   const absl::Time now = clock_->Now();
+  // Before the cache, so that a changed key set also re-checks remembered tokens. Failures are
+  // logged and the old keys stay.
+  (void)MaybeRefresh(now, /*unknown_kid=*/false);
   const Sha256Digest digest = Sha256(token);
   Principal principal;
   if (CacheLookup(digest, now, &principal)) {
     ++cache_hits_;
     return principal;
   }
-  (void)MaybeRefresh(now, /*unknown_kid=*/false);  // failures are logged; old keys stay
   uint64_t generation = 0;
   ASSIGN_OR_RETURN(VerifiedClaims claims, VerifyUncached(token, now, &generation));
   CacheInsert(digest, claims, generation, now);
