@@ -6,7 +6,9 @@
 
 namespace regatta::api {
 
-// absl and gRPC share the canonical code numbering, so the code maps one to one.
+// absl and gRPC share the canonical code numbering, so the code maps one to one. What clients
+// may see of a status (no internal text, bounded size) is decided where it leaves the server,
+// for every call alike: src/api/status_interceptor.h.
 inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));

@@ -8,6 +8,7 @@
 #include "src/api/grpc_status.h"
 #include "src/api/read_access.h"
 #include "src/api/serve.h"
+#include "src/api/validation.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::api {
@@ -61,6 +62,7 @@ absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
     return absl::InvalidArgumentError(
         absl::StrCat("page_size: must be between 0 and ", kMaxPageSize));
   }
+  RETURN_IF_ERROR(ValidateListJobsRequest(request));
   store::JobFilter filter;
   filter.queue = request.queue();
   filter.job_set = request.job_set();

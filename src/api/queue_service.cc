@@ -2,15 +2,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/api/serve.h"
+#include "src/common/error_text.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::api {
 namespace {
 
 constexpr int kDefaultQueuePageSize = 1000;
+constexpr int kMaxQueuePageSize = 10000;
 
 absl::Status QueueNotFound(absl::string_view name) {
-  return absl::NotFoundError(absl::StrCat("queue \"", name, "\" does not exist"));
+  return absl::NotFoundError(absl::StrCat("queue \"", Abbreviate(name), "\" does not exist"));
 }
 
 }  // namespace
@@ -56,7 +58,8 @@ absl::StatusOr<regatta::v1::Queue> QueueService::Create(const auth::Principal& p
   RETURN_IF_ERROR(CatchUp());
   absl::StatusOr<regatta::v1::Queue> existing = ctx_->store->GetQueue(queue.name());
   if (existing.ok()) {
-    return absl::AlreadyExistsError(absl::StrCat("queue \"", queue.name(), "\" already exists"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("queue \"", Abbreviate(queue.name()), "\" already exists"));
   }
   if (!absl::IsNotFound(existing.status())) return existing.status();
   regatta::v1::Event event;
@@ -109,7 +112,10 @@ absl::Status QueueService::Delete(const auth::Principal& principal, absl::string
 
 absl::StatusOr<regatta::v1::ListQueuesResponse> QueueService::List(
     const regatta::v1::ListQueuesRequest& request) {
-  if (request.page_size() < 0) return absl::InvalidArgumentError("page_size: must not be negative");
+  if (request.page_size() < 0 || request.page_size() > kMaxQueuePageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size: must be between 0 and ", kMaxQueuePageSize));
+  }
   const int limit = request.page_size() == 0 ? kDefaultQueuePageSize : request.page_size();
   ASSIGN_OR_RETURN(auto queues, ctx_->store->ListQueues(request.page_token(), limit + 1));
   regatta::v1::ListQueuesResponse response;

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/common/error_text.h"
 #include "src/common/resources.h"
 #include "src/common/status_macros.h"
 
@@ -21,18 +22,66 @@ absl::Status Invalid(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
 }
 
-absl::Status CheckDuration(const google::protobuf::Duration& d, absl::string_view field) {
+absl::Status CheckDuration(const google::protobuf::Duration& d, absl::string_view field,
+                           int64_t max_seconds) {
   if (d.seconds() < 0 || d.nanos() < 0) return Invalid(field, "must not be negative");
+  if (d.nanos() >= 1'000'000'000) return Invalid(field, "nanos must be below 1000000000");
+  if (d.seconds() > max_seconds || (d.seconds() == max_seconds && d.nanos() > 0)) {
+    return Invalid(field, absl::StrCat("must be at most ", max_seconds, "s"));
+  }
   return absl::OkStatus();
 }
 
+// `field[key]` with the key cut short, for messages about one map entry.
+std::string Entry(absl::string_view field, absl::string_view key) {
+  return absl::StrCat(field, "[", Abbreviate(key, 64), "]");
+}
+
+absl::Status CheckLength(absl::string_view text, absl::string_view field, size_t max_bytes) {
+  if (text.size() <= max_bytes) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("is ", text.size(), " bytes, over the limit of ", max_bytes));
+}
+
+absl::Status CheckNoControlChars(absl::string_view text, absl::string_view field) {
+  if (!HasControlChar(text)) return absl::OkStatus();
+  return Invalid(field, "must not contain control characters (NUL, newline, escape, ...)");
+}
+
+// A NUL ends a C string: what the executor runs would differ from what the job shows.
+absl::Status CheckNoNul(absl::string_view text, absl::string_view field) {
+  const size_t nul = text.find('\0');
+  if (nul == absl::string_view::npos) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("contains a NUL byte at offset ", nul,
+                                     " (a program would see the text cut short there)"));
+}
+
+absl::Status CheckName(absl::string_view text, absl::string_view field, size_t max_bytes) {
+  RETURN_IF_ERROR(CheckLength(text, field, max_bytes));
+  return CheckNoControlChars(text, field);
+}
+
+struct MapRules {
+  size_t max_value_bytes = kMaxLabelValueBytes;
+  // Annotations may hold multi-line text; labels and selectors may not.
+  bool multi_line_values = false;
+};
+
 absl::Status CheckStringMap(const google::protobuf::Map<std::string, std::string>& map,
-                            absl::string_view field, size_t max_key) {
+                            absl::string_view field, MapRules rules = {}) {
   for (const auto& [key, value] : map) {
     if (key.empty()) return Invalid(field, "empty key");
-    if (key.size() > max_key) {
-      return Invalid(absl::StrCat(field, "[", key.substr(0, 32), "...]"),
-                     absl::StrCat("key longer than ", max_key, " characters"));
+    const std::string entry = Entry(field, key);
+    if (key.size() > kMaxLabelKeyBytes) {
+      return Invalid(entry, absl::StrCat("key is ", key.size(), " bytes, over the limit of ",
+                                         kMaxLabelKeyBytes));
+    }
+    if (HasControlChar(key)) return Invalid(entry, "the key must not contain control characters");
+    if (value.size() > rules.max_value_bytes) {
+      return Invalid(entry, absl::StrCat("value is ", value.size(), " bytes, over the limit of ",
+                                         rules.max_value_bytes));
+    }
+    if (HasControlChar(value, /*allow_tab_newline=*/rules.multi_line_values)) {
+      return Invalid(entry, "the value must not contain control characters");
     }
   }
   return absl::OkStatus();
@@ -43,12 +92,17 @@ absl::StatusOr<std::map<std::string, Quantity>> ParseResourceMap(
     const google::protobuf::Map<std::string, std::string>& map, absl::string_view field) {
   std::map<std::string, Quantity> out;
   for (const auto& [name, text] : map) {
-    std::string entry = absl::StrCat(field, "[", name, "]");
+    std::string entry = Entry(field, name);
     if (!IsValidResourceName(name)) {
-      return Invalid(entry, absl::StrCat("invalid resource name \"", name, "\""));
+      return Invalid(entry, absl::StrCat("invalid resource name \"", Abbreviate(name), "\""));
     }
+    RETURN_IF_ERROR(CheckLength(text, entry, 64));
     absl::StatusOr<Quantity> q = Quantity::Parse(text);
     if (!q.ok()) return Invalid(entry, q.status().message());
+    if (q->milli() > kMaxJobQuantityMilli) {
+      return Invalid(entry, absl::StrCat(q->ToString(), " is over the limit of 100T (10^14 units) ",
+                                         "per resource of one job"));
+    }
     out.emplace(name, *q);
   }
   return out;
@@ -82,8 +136,9 @@ absl::Status CheckTolerations(const JobSubmitRequestItem& item, absl::string_vie
     const auto& tol = item.task().tolerations(t);
     std::string path = absl::StrCat(field, ".tolerations[", t, "]");
     if (tol.operator_() != "" && tol.operator_() != "Equal" && tol.operator_() != "Exists") {
-      return Invalid(absl::StrCat(path, ".operator"),
-                     absl::StrCat("unknown operator \"", tol.operator_(), "\" (Equal or Exists)"));
+      return Invalid(
+          absl::StrCat(path, ".operator"),
+          absl::StrCat("unknown operator \"", Abbreviate(tol.operator_()), "\" (Equal or Exists)"));
     }
     if (tol.operator_() == "Exists" && !tol.value().empty()) {
       return Invalid(absl::StrCat(path, ".value"), "must be empty when operator is Exists");
@@ -93,7 +148,7 @@ absl::Status CheckTolerations(const JobSubmitRequestItem& item, absl::string_vie
     }
     if (!kEffects.count(tol.effect())) {
       return Invalid(absl::StrCat(path, ".effect"),
-                     absl::StrCat("unknown effect \"", tol.effect(),
+                     absl::StrCat("unknown effect \"", Abbreviate(tol.effect()),
                                   "\" (NoSchedule, PreferNoSchedule or NoExecute)"));
     }
   }
@@ -111,7 +166,7 @@ absl::Status CheckAffinity(const JobSubmitRequestItem& item, absl::string_view f
       if (req.key().empty()) return Invalid(absl::StrCat(path, ".key"), "required");
       if (!kOps.count(req.operator_())) {
         return Invalid(absl::StrCat(path, ".operator"),
-                       absl::StrCat("unknown operator \"", req.operator_(), "\""));
+                       absl::StrCat("unknown operator \"", Abbreviate(req.operator_()), "\""));
       }
       bool takes_values = req.operator_() != "Exists" && req.operator_() != "DoesNotExist";
       if (takes_values && req.values().empty()) {
@@ -141,8 +196,44 @@ absl::Status CheckPriorityClass(absl::string_view name, absl::string_view field,
   if (policy.priority_classes.count(std::string(name))) return absl::OkStatus();
   std::vector<std::string> known;
   for (const auto& [known_name, pc] : policy.priority_classes) known.push_back(known_name);
-  return Invalid(field, absl::StrCat("unknown priority class \"", name,
+  return Invalid(field, absl::StrCat("unknown priority class \"", Abbreviate(name),
                                      "\" (known: ", absl::StrJoin(known, ", "), ")"));
+}
+
+// What the executor hands to exec(): no NUL anywhere, no control characters in the program,
+// the image, the working directory or variable names.
+absl::Status CheckProcess(const regatta::v1::TaskSpec& spec, absl::string_view task) {
+  RETURN_IF_ERROR(CheckName(spec.image(), absl::StrCat(task, ".image"), kMaxPathBytes));
+  RETURN_IF_ERROR(CheckName(spec.working_dir(), absl::StrCat(task, ".working_dir"), kMaxPathBytes));
+  for (int i = 0; i < spec.command_size(); ++i) {
+    const std::string field = absl::StrCat(task, ".command[", i, "]");
+    if (i == 0) RETURN_IF_ERROR(CheckName(spec.command(0), field, kMaxPathBytes));
+    RETURN_IF_ERROR(CheckNoNul(spec.command(i), field));
+  }
+  for (int i = 0; i < spec.args_size(); ++i) {
+    RETURN_IF_ERROR(CheckNoNul(spec.args(i), absl::StrCat(task, ".args[", i, "]")));
+  }
+  for (const auto& [key, value] : spec.env()) {
+    const std::string entry = Entry(absl::StrCat(task, ".env"), key);
+    if (key.empty() || key.find('=') != std::string::npos || HasControlChar(key)) {
+      return Invalid(entry, "invalid variable name (empty, or with '=' or a control character)");
+    }
+    RETURN_IF_ERROR(CheckNoNul(value, entry));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRetryPolicy(const regatta::v1::RetryPolicy& policy, absl::string_view field) {
+  if (policy.max_retries() > kMaxRetries) {
+    return Invalid(absl::StrCat(field, ".max_retries"),
+                   absl::StrCat(policy.max_retries(), " is over the limit of ", kMaxRetries));
+  }
+  if (policy.retry_on_exit_codes_size() > kMaxRetryExitCodes) {
+    return Invalid(absl::StrCat(field, ".retry_on_exit_codes"),
+                   absl::StrCat(policy.retry_on_exit_codes_size(), " codes, over the limit of ",
+                                kMaxRetryExitCodes));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const SubmitPolicy& policy) {
@@ -156,12 +247,16 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
     return Invalid(absl::StrCat(prefix, ".client_id"),
                    absl::StrCat("longer than ", policy.max_client_id_length, " characters"));
   }
+  RETURN_IF_ERROR(CheckNoControlChars(item.client_id(), absl::StrCat(prefix, ".client_id")));
   if (!item.priority_class().empty()) {
     RETURN_IF_ERROR(
         CheckPriorityClass(item.priority_class(), absl::StrCat(prefix, ".priority_class"), policy));
   }
-  RETURN_IF_ERROR(CheckStringMap(item.labels(), absl::StrCat(prefix, ".labels"), 317));
-  RETURN_IF_ERROR(CheckStringMap(item.annotations(), absl::StrCat(prefix, ".annotations"), 317));
+  RETURN_IF_ERROR(CheckStringMap(item.labels(), absl::StrCat(prefix, ".labels")));
+  // Annotation values are bounded by the job spec size only.
+  RETURN_IF_ERROR(CheckStringMap(item.annotations(), absl::StrCat(prefix, ".annotations"),
+                                 {.max_value_bytes = static_cast<size_t>(policy.max_job_spec_bytes),
+                                  .multi_line_values = true}));
 
   const std::string task = absl::StrCat(prefix, ".task");
   const auto& spec = item.task();
@@ -173,21 +268,23 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
       return Invalid(absl::StrCat(task, ".command[0]"), "the program name is empty");
     }
   }
-  for (const auto& [key, value] : spec.env()) {
-    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos) {
-      return Invalid(absl::StrCat(task, ".env"),
-                     absl::StrCat("invalid variable name \"", key, "\""));
-    }
-  }
+  RETURN_IF_ERROR(CheckProcess(spec, task));
   RETURN_IF_ERROR(CheckResources(spec.resources(), absl::StrCat(task, ".resources")));
-  RETURN_IF_ERROR(CheckStringMap(spec.node_selector(), absl::StrCat(task, ".node_selector"), 317));
+  RETURN_IF_ERROR(CheckStringMap(spec.node_selector(), absl::StrCat(task, ".node_selector")));
   RETURN_IF_ERROR(CheckTolerations(item, task));
   RETURN_IF_ERROR(CheckAffinity(item, task));
-  RETURN_IF_ERROR(CheckDuration(spec.active_deadline(), absl::StrCat(task, ".active_deadline")));
+  RETURN_IF_ERROR(CheckDuration(spec.active_deadline(), absl::StrCat(task, ".active_deadline"),
+                                kMaxActiveDeadlineSeconds));
   RETURN_IF_ERROR(CheckDuration(spec.termination_grace_period(),
-                                absl::StrCat(task, ".termination_grace_period")));
+                                absl::StrCat(task, ".termination_grace_period"),
+                                kMaxTerminationGraceSeconds));
+  RETURN_IF_ERROR(CheckRetryPolicy(item.retry_policy(), absl::StrCat(prefix, ".retry_policy")));
   if (item.has_gang()) {
     const auto& gang = item.gang();
+    RETURN_IF_ERROR(CheckName(gang.id(), absl::StrCat(prefix, ".gang.id"), kMaxIdBytes));
+    RETURN_IF_ERROR(CheckName(gang.node_uniformity_label(),
+                              absl::StrCat(prefix, ".gang.node_uniformity_label"),
+                              kMaxLabelKeyBytes));
     if (gang.id().empty() && gang.cardinality() > 0) {
       return Invalid(absl::StrCat(prefix, ".gang.id"), "required when cardinality is set");
     }
@@ -219,14 +316,14 @@ absl::Status CheckGangs(const SubmitJobsRequest& request) {
     std::string prefix = absl::StrCat("items[", i, "]");
     if (first.gang().cardinality() != item.gang().cardinality()) {
       return Invalid(absl::StrCat(prefix, ".gang.cardinality"),
-                     absl::StrCat("gang \"", item.gang().id(), "\" member says ",
+                     absl::StrCat("gang \"", Abbreviate(item.gang().id()), "\" member says ",
                                   item.gang().cardinality(), " but items[", it->second.first_index,
                                   "] says ", first.gang().cardinality()));
     }
     if (first.priority_class() != item.priority_class()) {
-      return Invalid(
-          absl::StrCat(prefix, ".priority_class"),
-          absl::StrCat("gang \"", item.gang().id(), "\" members must share one priority class"));
+      return Invalid(absl::StrCat(prefix, ".priority_class"),
+                     absl::StrCat("gang \"", Abbreviate(item.gang().id()),
+                                  "\" members must share one priority class"));
     }
     if (first.gang().node_uniformity_label() != item.gang().node_uniformity_label()) {
       return Invalid(absl::StrCat(prefix, ".gang.node_uniformity_label"),
@@ -237,10 +334,11 @@ absl::Status CheckGangs(const SubmitJobsRequest& request) {
   for (const auto& [id, seen] : gangs) {
     const auto& first = request.items(seen.first_index);
     if (static_cast<uint32_t>(seen.count) != first.gang().cardinality()) {
-      return Invalid(absl::StrCat("items[", seen.first_index, "].gang.cardinality"),
-                     absl::StrCat("gang cardinality mismatch: gang \"", id, "\" declares ",
-                                  first.gang().cardinality(), " members but the request has ",
-                                  seen.count, " (submit a gang whole, in one request)"));
+      return Invalid(
+          absl::StrCat("items[", seen.first_index, "].gang.cardinality"),
+          absl::StrCat("gang cardinality mismatch: gang \"", Abbreviate(id), "\" declares ",
+                       first.gang().cardinality(), " members but the request has ", seen.count,
+                       " (submit a gang whole, in one request)"));
     }
   }
   return absl::OkStatus();
@@ -263,11 +361,16 @@ bool IsValidQueueName(absl::string_view name) {
 
 absl::Status ValidateSubmitRequest(const SubmitJobsRequest& request, const SubmitPolicy& policy) {
   if (request.queue().empty()) return Invalid("queue", "required");
+  if (!IsValidQueueName(request.queue())) {
+    return Invalid("queue",
+                   absl::StrCat("\"", Abbreviate(request.queue()), "\" is not a valid queue name"));
+  }
   if (request.job_set().empty()) return Invalid("job_set", "required");
   if (static_cast<int>(request.job_set().size()) > policy.max_job_set_length) {
     return Invalid("job_set",
                    absl::StrCat("longer than ", policy.max_job_set_length, " characters"));
   }
+  RETURN_IF_ERROR(CheckNoControlChars(request.job_set(), "job_set"));
   if (request.items().empty()) return Invalid("items", "at least one job is required");
   if (request.items_size() > policy.max_jobs_per_request) {
     return Invalid("items", absl::StrCat(request.items_size(), " jobs, over the limit of ",
@@ -319,30 +422,49 @@ absl::Status ValidateQueueSpec(const regatta::v1::Queue& queue, const SubmitPoli
   if (queue.name().empty()) return Invalid("queue.name", "required");
   if (!IsValidQueueName(queue.name())) {
     return Invalid("queue.name",
-                   absl::StrCat("\"", queue.name(),
+                   absl::StrCat("\"", Abbreviate(queue.name()),
                                 "\" is not a valid queue name (1-63 characters of letters, "
                                 "digits, '.', '_' and '-', starting with a letter or digit)"));
   }
-  if (!std::isfinite(queue.priority_factor()) || queue.priority_factor() < 0) {
-    return Invalid("queue.priority_factor", "must be a positive number (0 means the default 1)");
+  // 0 means the default 1. The weight is 1 / factor: a denormal or huge factor would make
+  // it infinite or zero and every fair share NaN.
+  const double factor = queue.priority_factor();
+  if (factor != 0 && !(factor >= kMinPriorityFactor && factor <= kMaxPriorityFactor)) {
+    return Invalid("queue.priority_factor",
+                   absl::StrCat("must be between ", kMinPriorityFactor, " and ", kMaxPriorityFactor,
+                                " (0 means the default 1), got ", factor));
   }
   for (const auto& [pc, limits] : queue.resource_limits_by_priority_class()) {
-    std::string field = absl::StrCat("queue.resource_limits_by_priority_class[", pc, "]");
+    std::string field = Entry("queue.resource_limits_by_priority_class", pc);
     if (!policy.priority_classes.count(pc)) {
-      return Invalid(field, absl::StrCat("unknown priority class \"", pc, "\""));
+      return Invalid(field, absl::StrCat("unknown priority class \"", Abbreviate(pc), "\""));
     }
     for (const auto& [resource, fraction] : limits.maximum_resource_fraction()) {
-      std::string entry = absl::StrCat(field, ".maximum_resource_fraction[", resource, "]");
+      std::string entry = Entry(absl::StrCat(field, ".maximum_resource_fraction"), resource);
       if (!IsValidResourceName(resource)) return Invalid(entry, "invalid resource name");
       if (!std::isfinite(fraction) || fraction < 0 || fraction > 1) {
         return Invalid(entry, "must be a fraction between 0 and 1");
       }
     }
   }
-  for (const auto& [key, value] : queue.labels()) {
-    if (key.empty()) return Invalid("queue.labels", "empty key");
+  return CheckStringMap(queue.labels(), "queue.labels");
+}
+
+absl::Status ValidateListJobsRequest(const regatta::v1::ListJobsRequest& request) {
+  // Each filter is a term of one SQL statement: their number is bounded.
+  if (request.labels_size() > kMaxLabelFilters) {
+    return Invalid("labels", absl::StrCat(request.labels_size(),
+                                          " label filters, over the limit of ", kMaxLabelFilters));
   }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(CheckStringMap(request.labels(), "labels"));
+  if (request.states_size() > kMaxStateFilters) {
+    return Invalid("states", absl::StrCat(request.states_size(),
+                                          " state filters, over the limit of ", kMaxStateFilters));
+  }
+  RETURN_IF_ERROR(CheckLength(request.queue(), "queue", kMaxFilterBytes));
+  RETURN_IF_ERROR(CheckLength(request.job_set(), "job_set", kMaxFilterBytes));
+  RETURN_IF_ERROR(CheckLength(request.owner(), "owner", kMaxFilterBytes));
+  return CheckLength(request.page_token(), "page_token", kMaxFilterBytes);
 }
 
 }  // namespace regatta::api

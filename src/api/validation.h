@@ -7,10 +7,32 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/submit_service.pb.h"
 #include "regatta/v1/types.pb.h"
 
 namespace regatta::api {
+
+// Bounds on what clients send, so that nothing reaches arithmetic, a C string or an SQL
+// statement out of range (listed for operators in docs/configuration.md, "Input limits").
+// Armada requires a priority factor of at least 1; Regatta also takes factors down to 0.001.
+inline constexpr double kMinPriorityFactor = 0.001;
+inline constexpr double kMaxPriorityFactor = 1e6;
+// Per resource of one job: 100T (10^14 units, e.g. 100 TB of memory); sums of many stay far
+// from the int64 milli-unit range.
+inline constexpr int64_t kMaxJobQuantityMilli = int64_t{100'000'000'000'000} * 1000;
+inline constexpr int64_t kMaxActiveDeadlineSeconds = int64_t{366} * 24 * 3600;
+inline constexpr int64_t kMaxTerminationGraceSeconds = 3600;
+inline constexpr uint32_t kMaxRetries = 1000;
+inline constexpr int kMaxRetryExitCodes = 256;
+// A label key: an optional DNS-subdomain prefix (253), '/', a name (63).
+inline constexpr size_t kMaxLabelKeyBytes = 317;
+inline constexpr size_t kMaxLabelValueBytes = 1024;
+inline constexpr size_t kMaxIdBytes = 256;     // client ids, gang ids
+inline constexpr size_t kMaxPathBytes = 4096;  // image, working dir, program
+inline constexpr int kMaxLabelFilters = 32;
+inline constexpr int kMaxStateFilters = 16;
+inline constexpr size_t kMaxFilterBytes = 1024;  // queue, job set, owner, page token filters
 
 struct PriorityClass {
   int32_t priority = 0;
@@ -53,6 +75,10 @@ absl::Status ValidatePriorityClassFilter(
     const SubmitPolicy& policy);
 
 absl::Status ValidateQueueSpec(const regatta::v1::Queue& queue, const SubmitPolicy& policy);
+
+// A job listing's filters: at most kMaxLabelFilters labels and kMaxStateFilters states, bounded
+// lengths, no control characters in labels. INVALID_ARGUMENT naming the field.
+absl::Status ValidateListJobsRequest(const regatta::v1::ListJobsRequest& request);
 
 // Queue and job-set names: 1-63 characters of [a-z0-9._-] (queue), starting alphanumeric.
 bool IsValidQueueName(absl::string_view name);

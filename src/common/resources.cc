@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "src/common/error_text.h"
 
 namespace regatta {
 namespace {
@@ -15,13 +16,29 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 absl::Status BadQuantity(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("invalid quantity \"", text, "\": ", why));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid quantity \"", Abbreviate(text, 64), "\": ", why));
 }
 
-// Multiplies with overflow detection.
-bool MulOverflows(__int128 a, __int128 b, __int128* out) {
+// Multiplies non-negative a and positive b, false if the product would not fit in __int128
+// (digits and multiplier may each approach 2^70).
+bool MulFits(__int128 a, __int128 b, __int128* out) {
+  constexpr __int128 kMax128 = ~(static_cast<unsigned __int128>(1) << 127);
+  if (a != 0 && b > kMax128 / a) return false;
   *out = a * b;
-  return *out > kMax || *out < -kMax;
+  return true;
+}
+
+// a + b and a - b clamped to the int64 range: sums of many jobs' requests must not wrap.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_add_overflow(a, b, &out)) return b > 0 ? kMax : std::numeric_limits<int64_t>::min();
+  return out;
+}
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_sub_overflow(a, b, &out)) return b < 0 ? kMax : std::numeric_limits<int64_t>::min();
+  return out;
 }
 
 bool IsDnsLabelChar(char c) { return absl::ascii_isalnum(c) || c == '-'; }
@@ -136,7 +153,9 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
     return BadQuantity(text, "unknown suffix");
   }
   __int128 product;
-  if (MulOverflows(digits, numerator, &product)) return BadQuantity(text, "too large");
+  // The product is divided by the denominator before the range check: "1.000000000000000000"
+  // is 1.
+  if (!MulFits(digits, numerator, &product)) return BadQuantity(text, "too large");
   __int128 milli = (product + denominator - 1) / denominator;
   if (milli > kMax) return BadQuantity(text, "too large");
   return Quantity(static_cast<int64_t>(milli));
@@ -226,12 +245,16 @@ void ResourceList::Set(int index, Quantity q) {
 
 void ResourceList::Add(const ResourceList& other) {
   if (other.milli_.size() > milli_.size()) milli_.resize(other.milli_.size(), 0);
-  for (size_t i = 0; i < other.milli_.size(); ++i) milli_[i] += other.milli_[i];
+  for (size_t i = 0; i < other.milli_.size(); ++i) {
+    milli_[i] = SaturatingAdd(milli_[i], other.milli_[i]);
+  }
 }
 
 void ResourceList::Subtract(const ResourceList& other) {
   if (other.milli_.size() > milli_.size()) milli_.resize(other.milli_.size(), 0);
-  for (size_t i = 0; i < other.milli_.size(); ++i) milli_[i] -= other.milli_[i];
+  for (size_t i = 0; i < other.milli_.size(); ++i) {
+    milli_[i] = SaturatingSub(milli_[i], other.milli_[i]);
+  }
 }
 
 bool ResourceList::FitsIn(const ResourceList& other) const {

@@ -14,6 +14,7 @@
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/common/thread_name.h"
+#include "src/scheduler/fairness/fair_share.h"
 #include "src/scheduler/round/pool_round.h"
 #include "src/store/list_all.h"
 
@@ -434,8 +435,7 @@ void Scheduler::ApplyQueueRows(const std::vector<store::SchedulerQueueRow>& rows
       continue;
     }
     QueueInfo& info = queues_[row.queue.name()];
-    const double factor = row.queue.priority_factor();
-    info.weight = factor > 0 ? 1.0 / factor : 1.0;
+    info.weight = WeightForPriorityFactor(row.queue.priority_factor());
     info.cordoned = row.queue.cordoned();
     info.class_limits.clear();
     for (const auto& [pc, limits] : row.queue.resource_limits_by_priority_class()) {

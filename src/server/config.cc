@@ -199,7 +199,8 @@ absl::StatusOr<T> Get(const YAML::Node& root, absl::string_view path) {
 absl::StatusOr<absl::Duration> GetDuration(const YAML::Node& root, absl::string_view path) {
   ASSIGN_OR_RETURN(std::string text, Get<std::string>(root, path));
   absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
+  // "inf" parses too; no setting means forever, and timestamps past it are out of range.
+  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("configuration key ", path, ": \"", text, "\" is not a duration like 10s"));
   }
@@ -284,8 +285,9 @@ absl::Status LoadPipelines(const YAML::Node& root, PipelinesConfig& p) {
   if (p.default_queue.empty()) {
     return absl::InvalidArgumentError("pipelines.defaultQueue: required");
   }
-  if (p.cache_ttl < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("pipelines.cacheTtl: must be >= 0");
+  // Expiry times must stay valid timestamps.
+  if (p.cache_ttl < absl::ZeroDuration() || p.cache_ttl > absl::Hours(24 * 366 * 100)) {
+    return absl::InvalidArgumentError("pipelines.cacheTtl: must be between 0s and 100 years");
   }
   if (p.progress_hold < absl::ZeroDuration() || p.progress_hold > absl::Seconds(60)) {
     return absl::InvalidArgumentError("pipelines.progressHold: must be between 0s and 60s");

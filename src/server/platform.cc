@@ -21,6 +21,7 @@
 #include "src/api/report_service.h"
 #include "src/api/rest/rest_server.h"
 #include "src/api/run_service.h"
+#include "src/api/status_interceptor.h"
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
 #include "src/common/status_macros.h"
@@ -44,6 +45,8 @@ namespace regatta::server {
 struct Platform::Impl {
   ServerConfig config;
   std::unique_ptr<UlidGenerator> owned_ids;
+  // Error references of its own, so an error does not shift the ids jobs get.
+  std::unique_ptr<UlidGenerator> error_ids;
   std::unique_ptr<eventlog::SqliteEventLog> log;
   std::unique_ptr<store::SqliteStore> store;
   std::unique_ptr<ingest::Ingester> ingester;
@@ -437,6 +440,12 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   builder.RegisterService(impl->run_service.get());
   builder.RegisterService(impl->pipeline_service.get());
   builder.RegisterService(impl->device_service.get());
+  // No internal text (SQL, paths) and no unbounded echo in statuses; unparsable requests are
+  // the client's error.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  impl->error_ids = std::make_unique<UlidGenerator>(clock);
+  interceptors.push_back(api::NewStatusHygieneInterceptorFactory(impl->error_ids.get()));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
     return absl::UnavailableError(

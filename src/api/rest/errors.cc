@@ -1,6 +1,7 @@
 #include "src/api/rest/errors.h"
 
 #include "nlohmann/json.hpp"
+#include "src/common/error_text.h"
 
 namespace regatta::rest {
 
@@ -77,9 +78,10 @@ absl::string_view GrpcCodeName(grpc::StatusCode code) {
 
 std::string ErrorJson(grpc::StatusCode code, absl::string_view message) {
   const absl::string_view name = GrpcCodeName(code);
+  // The gRPC server caps its messages; this also bounds what the gateway says itself.
   nlohmann::json body = {{"code", static_cast<int>(code)},
                          {"status", std::string(name.data(), name.size())},
-                         {"message", std::string(message.data(), message.size())}};
+                         {"message", Abbreviate(message, kMaxStatusMessageBytes)}};
   // Messages may echo client input; replace invalid UTF-8 rather than throw.
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -269,6 +269,9 @@ absl::StatusOr<RouteResult> MatchRoute(absl::string_view method, absl::string_vi
       std::string m(spec.method.data(), spec.method.size());
       if (std::find(allowed.begin(), allowed.end(), m) == allowed.end()) allowed.push_back(m);
     }
+    // A path that names a custom method of some route (PUT /v1/queues/x:cancel) is that route
+    // with the wrong method, not another route whose last variable happens to hold a ':'.
+    if (!allowed.empty()) break;
   }
   if (!allowed.empty()) {
     result.kind = RouteResult::Kind::kMethodNotAllowed;

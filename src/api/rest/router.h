@@ -121,7 +121,8 @@ bool IsValidUtf8(absl::string_view text);
 
 // Matches a path (no query) against the route table. A trailing ":verb" on the last segment is
 // a custom method (grpc-gateway style) and is split before percent-decoding, so a name may still
-// carry a ':' as %3A. An invalid escape in the path is an INVALID_ARGUMENT error.
+// carry a ':' as %3A. A path that matches a route's custom method is that route: with another
+// method it is kMethodNotAllowed. An invalid escape in the path is an INVALID_ARGUMENT error.
 absl::StatusOr<RouteResult> MatchRoute(absl::string_view method, absl::string_view path);
 
 }  // namespace regatta::rest

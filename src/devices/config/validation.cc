@@ -14,6 +14,9 @@
 namespace regatta::devices {
 namespace {
 
+// Slots per device (Akri's default capacity is 1).
+constexpr int32_t kMaxCapacity = 10000;
+
 using regatta::v1::BrokerTemplate;
 using regatta::v1::Configuration;
 using regatta::v1::ServiceSpec;
@@ -185,9 +188,10 @@ absl::Status ValidateConfiguration(const Configuration& configuration) {
                                            " characters (lowercase letters, digits and '-')"));
   }
   RETURN_IF_ERROR(ValidateDiscoveryHandler(configuration.discovery_handler()));
-  if (configuration.capacity() < 1) {
-    return FieldError("capacity",
-                      absl::StrCat("must be at least 1, got ", configuration.capacity()));
+  // Every slot is a key of the Instance's device usage: the count is bounded.
+  if (configuration.capacity() < 1 || configuration.capacity() > kMaxCapacity) {
+    return FieldError("capacity", absl::StrCat("must be between 1 and ", kMaxCapacity, ", got ",
+                                               configuration.capacity()));
   }
   if (configuration.has_broker_spec()) {
     const regatta::v1::BrokerSpec& broker = configuration.broker_spec();

@@ -53,9 +53,11 @@ absl::StatusOr<Schedule> Schedule::Create(const regatta::v1::RecurringRun& recur
       const auto& interval = recurring_run.periodic().interval();
       schedule.interval_ = absl::Seconds(interval.seconds()) + absl::Nanoseconds(interval.nanos());
       // Whole seconds: scheduled runs are named by the second.
-      if (schedule.interval_ < absl::Seconds(1) || interval.nanos() != 0) {
+      // At most ten years: past that the period arithmetic leaves absl::Duration's range.
+      if (schedule.interval_ < absl::Seconds(1) || interval.nanos() != 0 ||
+          interval.seconds() > int64_t{10} * 366 * 24 * 3600) {
         return absl::InvalidArgumentError(
-            "periodic.interval: must be a whole number of seconds, at least 1s");
+            "periodic.interval: must be a whole number of seconds, from 1s to 10 years");
       }
       break;
     }

@@ -1,20 +1,35 @@
 #include "src/scheduler/fairness/fair_share.h"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace regatta::scheduler {
 
-std::vector<double> FairShares(absl::Span<const double> weights) {
+double SaneWeight(double weight) {
+  if (!(weight > 0)) return 0;  // also NaN
+  return std::clamp(weight, kMinQueueWeight, kMaxQueueWeight);
+}
+
+double WeightForPriorityFactor(double factor) {
+  if (!(factor > 0)) return 1.0;
+  // Dividing first could overflow (1 / 5e-324 is inf); clamp the factor instead.
+  return 1.0 / std::clamp(factor, 1.0 / kMaxQueueWeight, 1.0 / kMinQueueWeight);
+}
+
+std::vector<double> FairShares(absl::Span<const double> raw_weights) {
+  std::vector<double> weights(raw_weights.begin(), raw_weights.end());
   double sum = 0;
-  for (double w : weights) sum += w > 0 ? w : 0;
+  for (double& w : weights) sum += (w = SaneWeight(w));
   std::vector<double> shares(weights.size(), 0.0);
   if (sum <= 0) return shares;
-  for (size_t i = 0; i < weights.size(); ++i) shares[i] = weights[i] > 0 ? weights[i] / sum : 0;
+  for (size_t i = 0; i < weights.size(); ++i) shares[i] = weights[i] / sum;
   return shares;
 }
 
-std::vector<double> AdjustedFairShares(absl::Span<const double> weights,
+std::vector<double> AdjustedFairShares(absl::Span<const double> raw_weights,
                                        absl::Span<const double> demands) {
+  std::vector<double> weights(raw_weights.begin(), raw_weights.end());
+  for (double& w : weights) w = SaneWeight(w);
   const size_t n = weights.size();
   std::vector<double> shares(n, 0.0);
   std::vector<bool> capped(n, false);

@@ -7,8 +7,22 @@
 
 namespace regatta::scheduler {
 
+// The weights a queue can have: 1 / priority factor for the factors the API accepts
+// (0.001..1e6, src/api/validation.h).
+inline constexpr double kMinQueueWeight = 1e-6;
+inline constexpr double kMaxQueueWeight = 1e3;
+
+// 1 / factor, clamped to [kMinQueueWeight, kMaxQueueWeight]; 0, negative or NaN factors count as
+// the default 1. A factor outside the API's bounds can still come from a log written before
+// them (a denormal factor once made the weight infinite and every fair share NaN).
+double WeightForPriorityFactor(double factor);
+
+// `weight` clamped to [kMinQueueWeight, kMaxQueueWeight]; 0 for NaN and weights <= 0 (inactive).
+double SaneWeight(double weight);
+
 // Fair shares of the pool (0..1) for queues of the given weights; a queue with weight <= 0 is
-// inactive and gets 0. fair share = weight / sum of active weights.
+// inactive and gets 0. fair share = weight / sum of active weights. Weights pass through
+// SaneWeight, so no share is NaN or infinite.
 std::vector<double> FairShares(absl::Span<const double> weights);
 
 // Adjusted fair shares by water filling: queues whose demand (dominant share of running +

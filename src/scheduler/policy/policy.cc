@@ -1,6 +1,7 @@
 #include "src/scheduler/policy/policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -76,8 +77,9 @@ absl::StatusOr<RateLimit> ParseRateLimit(const YAML::Node& node, const std::stri
   RateLimit limit;
   RETURN_IF_ERROR(Optional(node, "rate", path, &limit.rate));
   RETURN_IF_ERROR(Optional(node, "burst", path, &limit.burst));
-  if (!(limit.rate >= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ".rate: must be >= 0 (0: no limit)"));
+  if (!(limit.rate >= 0 && std::isfinite(limit.rate))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".rate: must be a finite number >= 0 (0: no limit)"));
   }
   if (limit.rate > 0 && limit.burst < 1) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".burst: must be >= 1 with a rate"));
@@ -154,17 +156,18 @@ absl::StatusOr<SchedulingPolicy> ParseSchedulingPolicy(const YAML::Node& s,
   }
   RETURN_IF_ERROR(Optional(s, "resourceMultipliers", base, &p.resource_multipliers));
   for (const auto& [name, multiplier] : p.resource_multipliers) {
-    if (!(multiplier >= 0)) {
+    // Shares are allocated / total x multiplier: an infinite one makes them NaN.
+    if (!(multiplier >= 0 && multiplier <= 1e6)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(Key(base, "resourceMultipliers"), ".", name, ": must be >= 0"));
+          absl::StrCat(Key(base, "resourceMultipliers"), ".", name, ": must be between 0 and 1e6"));
     }
   }
   RETURN_IF_ERROR(Optional(s, "enableFairSharePreemption", base, &p.enable_fair_share_preemption));
   RETURN_IF_ERROR(
       Optional(s, "protectedFractionOfFairShare", base, &p.protected_fraction_of_fair_share));
-  if (!(p.protected_fraction_of_fair_share >= 0)) {
+  if (!(p.protected_fraction_of_fair_share >= 0 && p.protected_fraction_of_fair_share <= 100)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Key(base, "protectedFractionOfFairShare"), ": must be >= 0"));
+        absl::StrCat(Key(base, "protectedFractionOfFairShare"), ": must be between 0 and 100"));
   }
   if (const YAML::Node n = s["indexedResources"]; n && !n.IsNull()) {
     ASSIGN_OR_RETURN(p.indexed_resources, Names(n, Key(base, "indexedResources")));

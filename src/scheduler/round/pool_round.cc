@@ -297,7 +297,8 @@ PoolRound::PoolRound(PoolRoundInput input)
   for (size_t q = 0; q < queues_.size(); ++q) {
     const QueueInput& in = input_.queues[q];
     QueueState& state = queues_[q];
-    state.weight = in.weight > 0 ? in.weight : 1.0;
+    // Bounded so that no cost is infinite or NaN whatever the input says.
+    state.weight = in.weight > 0 ? SaneWeight(in.weight) : 1.0;
     state.cordoned = in.cordoned;
     if (has_class_limits_) state.by_class.resize(classes_.size());
     if (auto it = config_.queue_tokens.find(in.name); it != config_.queue_tokens.end()) {

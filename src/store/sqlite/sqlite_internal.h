@@ -29,6 +29,7 @@
 #include "google/protobuf/message.h"
 #include "google/protobuf/message_lite.h"
 #include "google/protobuf/timestamp.pb.h"
+#include "src/common/logging.h"
 #include "src/common/status_macros.h"
 #include "src/store/sqlite/sqlite_store.h"
 
@@ -108,11 +109,11 @@ class Stmt {
 
   // True if a row is available.
   absl::StatusOr<bool> Step() {
-    if (bind_rc_ != SQLITE_OK) return SqliteError(db_, bind_rc_, Context("bind"));
+    if (bind_rc_ != SQLITE_OK) return Failed("bind", bind_rc_);
     rc_ = sqlite3_step(stmt_);
     if (rc_ == SQLITE_ROW) return true;
     if (rc_ == SQLITE_DONE) return false;
-    return SqliteError(db_, rc_, Context("step"));
+    return Failed("step", rc_);
   }
   // The extended result code of the last Step.
   int rc() const { return rc_; }
@@ -145,10 +146,18 @@ class Stmt {
     if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
     return *this;
   }
-  std::string Context(absl::string_view what) const {
-    absl::string_view sql = sqlite3_sql(stmt_);
-    if (sql.size() > 120) sql = sql.substr(0, 120);
-    return absl::StrCat(what, " [", absl::StripAsciiWhitespace(sql), "]");
+  // The statement goes to the log only: status messages may reach clients.
+  absl::Status Failed(absl::string_view what, int rc) const {
+    absl::Status error = SqliteError(db_, rc, what);
+    absl::string_view sql = absl::StripAsciiWhitespace(sqlite3_sql(stmt_));
+    sql = sql.substr(0, 500);
+    // A constraint failure is an answer some callers expect (a duplicate), not a fault.
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+      LOG_DEBUG("sqlite statement failed", "error", error.message(), "sql", sql);
+    } else {
+      LOG_WARN("sqlite statement failed", "error", error.message(), "sql", sql);
+    }
+    return error;
   }
 
   sqlite3* db_;
@@ -203,7 +212,10 @@ class Connection {
     int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                 cache ? SQLITE_PREPARE_PERSISTENT : 0, &stmt, nullptr);
     if (rc != SQLITE_OK) {
-      return SqliteError(db_, rc, absl::StrCat("prepare [", sql.substr(0, 120), "]"));
+      // The statement goes to the log only: status messages may reach clients.
+      absl::Status error = SqliteError(db_, rc, "prepare");
+      LOG_ERROR("sqlite prepare failed", "error", error.message(), "sql", sql.substr(0, 500));
+      return error;
     }
     if (cache) cache_.emplace(std::string(sql), stmt);
     return Stmt(db_, stmt, /*owned=*/!cache);
@@ -217,8 +229,9 @@ class Connection {
     if (rc != SQLITE_OK) {
       std::string message = error != nullptr ? error : sqlite3_errstr(rc);
       sqlite3_free(error);
-      return absl::Status(CodeFor(rc), absl::StrCat("sqlite store: ", message, " (code ", rc,
-                                                    ") in [", sql.substr(0, 120), "]"));
+      LOG_ERROR("sqlite exec failed", "error", message, "code", rc, "sql", sql.substr(0, 500));
+      return absl::Status(CodeFor(rc),
+                          absl::StrCat("sqlite store: exec: ", message, " (code ", rc, ")"));
     }
     return absl::OkStatus();
   }

@@ -1,5 +1,8 @@
 #include "src/common/resources.h"
 
+#include <limits>
+#include <string>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -54,6 +57,40 @@ TEST(QuantityTest, Arithmetic) {
   EXPECT_EQ((a + b).milli(), 2500);
   EXPECT_EQ((a - b).milli(), 500);
   EXPECT_LT(b, a);
+}
+
+TEST(QuantityTest, HugeInputsAreErrorsNotOverflow) {
+  // 18 decimal places of a small number: divided before the range check.
+  EXPECT_EQ(Milli("1.000000000000000000"), 1000);
+  EXPECT_EQ(Milli("0.000000000000000001k"), 1);
+  // Digits and a multiplier each near 2^70: the product would overflow __int128.
+  for (const char* text :
+       {"99999999999999999999E", "922337203685477580799Ei", "9e18", "9223372036854775808m"}) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(text);
+    ASSERT_FALSE(q.ok()) << text << " parsed as " << q->milli();
+    EXPECT_THAT(std::string(q.status().message()), ::testing::HasSubstr("too large")) << text;
+  }
+  EXPECT_EQ(Milli("9223372036854775807m"), std::numeric_limits<int64_t>::max());
+}
+
+TEST(QuantityTest, ErrorsEchoBoundedInput) {
+  absl::StatusOr<Quantity> q = Quantity::Parse(std::string(1 << 20, 'x'));
+  ASSERT_FALSE(q.ok());
+  EXPECT_LT(q.status().message().size(), 200u);
+}
+
+TEST(ResourceListTest, SumsSaturateInsteadOfWrapping) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  ResourceList a;
+  a.Set(0, Quantity::FromMilli(max - 1));
+  ResourceList b;
+  b.Set(0, Quantity::FromMilli(10));
+  a.Add(b);
+  EXPECT_EQ(a.Get(0).milli(), max);
+  ResourceList c;
+  c.Set(0, Quantity::FromMilli(std::numeric_limits<int64_t>::min() + 1));
+  c.Subtract(b);
+  EXPECT_EQ(c.Get(0).milli(), std::numeric_limits<int64_t>::min());
 }
 
 TEST(ResourceNamesTest, InternsDenseAndStable) {

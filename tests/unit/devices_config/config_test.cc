@@ -200,7 +200,10 @@ TEST(ValidateConfigurationTest, NamesTheWrongField) {
        "discoveryHandler.name: required"},
       {[](Configuration& c) { c.mutable_discovery_handler()->set_name("../x"); },
        "discoveryHandler.name: '../x' is not a handler name"},
-      {[](Configuration& c) { c.set_capacity(-1); }, "capacity: must be at least 1, got -1"},
+      {[](Configuration& c) { c.set_capacity(-1); },
+       "capacity: must be between 1 and 10000, got -1"},
+      {[](Configuration& c) { c.set_capacity(2147483647); },
+       "capacity: must be between 1 and 10000, got 2147483647"},
       {[](Configuration& c) {
          c.mutable_discovery_handler()->mutable_discovery_properties(0)->clear_value();
        },

@@ -50,6 +50,10 @@ TEST(ScheduleCreate, Errors) {
   run.mutable_periodic()->mutable_interval()->set_seconds(5);
   run.mutable_periodic()->mutable_interval()->set_nanos(1000);
   EXPECT_THAT(Schedule::Create(run).status().message(), HasSubstr("periodic.interval"));
+  // Issue 21: an interval past absl::Duration's range made the next run time infinite.
+  run.mutable_periodic()->mutable_interval()->set_nanos(0);
+  run.mutable_periodic()->mutable_interval()->set_seconds(INT64_MAX);
+  EXPECT_THAT(Schedule::Create(run).status().message(), HasSubstr("periodic.interval"));
 
   run = CronRun("@hourly", Utc(2026, 3, 1));
   *run.mutable_start_time() = ToTimestamp(Utc(2026, 3, 2));

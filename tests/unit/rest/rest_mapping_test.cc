@@ -146,6 +146,26 @@ TEST(MatchRouteTest, DecodesVariablesAfterSplittingTheVerb) {
   EXPECT_EQ(r.match.vars.at("name"), "a:b");
 }
 
+TEST(MatchRouteTest, WrongMethodOnACustomMethodIsNotAnotherRoute) {
+  RouteResult r = MatchRoute("PUT", "/v1/queues/x:cancel").value();
+  EXPECT_EQ(r.kind, RouteResult::Kind::kMethodNotAllowed);
+  EXPECT_EQ(r.allowed, "POST");
+  r = MatchRoute("GET", "/v1/queues/x:cordon").value();
+  EXPECT_EQ(r.kind, RouteResult::Kind::kMethodNotAllowed);
+  EXPECT_EQ(r.allowed, "POST");
+  r = MatchRoute("DELETE", "/v1/runs/r1:retry").value();
+  EXPECT_EQ(r.kind, RouteResult::Kind::kMethodNotAllowed);
+  EXPECT_EQ(r.allowed, "POST");
+}
+
+TEST(ErrorJsonTest, MessageIsCapped) {
+  nlohmann::json body = nlohmann::json::parse(
+      ErrorJson(grpc::StatusCode::INVALID_ARGUMENT, std::string(15 << 20, 'x')));
+  const std::string message = body["message"];
+  EXPECT_LE(message.size(), 4096u + 32u);
+  EXPECT_THAT(message, ::testing::HasSubstr("(15728640 bytes)"));
+}
+
 TEST(MatchRouteTest, NotFoundAndMethodNotAllowed) {
   EXPECT_EQ(MatchRoute("GET", "/nope").value().kind, RouteResult::Kind::kNotFound);
   EXPECT_EQ(MatchRoute("GET", "/v1/queues/").value().kind, RouteResult::Kind::kNotFound);

@@ -523,6 +523,18 @@ TEST_F(RestServerTest, UnknownRouteAndWrongMethod) {
   EXPECT_EQ(recorder().Count(), 0u);
 }
 
+// Issue 21: a custom method with the wrong HTTP method was routed to the plain resource route
+// (UpdateQueue of a queue named "x:cancel") and answered 400.
+TEST_F(RestServerTest, WrongMethodOnACustomMethodIs405) {
+  for (const char* method : {"PUT", "GET", "DELETE"}) {
+    HttpReply reply = Do(method, "/v1/queues/x:cancel", "{}");
+    EXPECT_EQ(reply.status, 405) << method;
+    EXPECT_EQ(reply.header("allow"), "POST") << method;
+    EXPECT_EQ(Json(reply)["status"], "UNIMPLEMENTED") << method;
+  }
+  EXPECT_EQ(recorder().Count(), 0u);
+}
+
 TEST_F(RestServerTest, MalformedJsonAndUnknownFieldsAre400) {
   HttpReply truncated = Do("POST", "/v1/queues", R"({"name": )");
   EXPECT_EQ(truncated.status, 400);

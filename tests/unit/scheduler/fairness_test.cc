@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "src/scheduler/fairness/cost.h"
+#include "src/scheduler/fairness/fair_share.h"
 #include "src/scheduler/fairness/queue_heap.h"
 #include "tests/unit/scheduler/scheduler_test_util.h"
 
@@ -149,6 +150,38 @@ TEST(QueueHeapTest, ManyRandomUpdatesKeepTheOrder) {
       EXPECT_TRUE(cost[top] < cost[i] || (cost[top] == cost[i] && names[top] <= names[i]))
           << "step " << step;
     }
+  }
+}
+
+// Issue 21: a denormal priority factor (5e-324) made one weight inf, its fair share NaN and every
+// other queue's 0. Out-of-range inputs are clamped so no share is NaN or infinite.
+TEST(FairShareTest, WeightsFromAnyPriorityFactorAreFinite) {
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(2), 0.5);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(0), 1.0);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(-3), 1.0);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(std::numeric_limits<double>::quiet_NaN()), 1.0);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(5e-324), kMaxQueueWeight);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(std::numeric_limits<double>::infinity()),
+                   kMinQueueWeight);
+  EXPECT_DOUBLE_EQ(WeightForPriorityFactor(1e300), kMinQueueWeight);
+}
+
+TEST(FairShareTest, SharesStayFiniteWhateverTheWeights) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> weights = {inf, 1, 1, nan, 5e-324};
+  for (const std::vector<double>& shares :
+       {FairShares(weights), AdjustedFairShares(weights, {1, 1, 1, 1, 1})}) {
+    double sum = 0;
+    for (double share : shares) {
+      EXPECT_TRUE(std::isfinite(share));
+      EXPECT_GE(share, 0);
+      sum += share;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+    // The other queues keep a share (1 / 1000 of the clamped infinite weight), not 0.
+    EXPECT_GT(shares[1], 0);
+    EXPECT_DOUBLE_EQ(shares[3], 0);  // NaN: inactive
   }
 }
 

@@ -98,6 +98,15 @@ TEST(SchedulingPolicyTest, ErrorsNameTheKey) {
       {"priorityClasses: {a: {priority: 1}}\ngangLookahead: 0", "scheduling.gangLookahead"},
       {"priorityClasses: {a: {priority: 1}}\nresourceMultipliers: {cpu: -1}",
        "scheduling.resourceMultipliers.cpu"},
+      // Issue 21: values that would make shares NaN or a token bucket infinite.
+      {"priorityClasses: {a: {priority: 1}}\nresourceMultipliers: {cpu: .inf}",
+       "scheduling.resourceMultipliers.cpu: must be between 0 and 1e6"},
+      {"priorityClasses: {a: {priority: 1}}\nresourceMultipliers: {cpu: .nan}",
+       "scheduling.resourceMultipliers.cpu"},
+      {"priorityClasses: {a: {priority: 1}}\nprotectedFractionOfFairShare: .inf",
+       "scheduling.protectedFractionOfFairShare: must be between 0 and 100"},
+      {"priorityClasses: {a: {priority: 1}}\nrateLimit: {rate: .inf, burst: 10}",
+       "scheduling.rateLimit.rate: must be a finite number"},
   };
   for (const auto& [yaml, expected] : cases) {
     absl::StatusOr<SchedulingPolicy> policy = Parse(yaml);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "src/server/config.h"
 #include "src/server/platform.h"
@@ -99,6 +100,18 @@ TEST(PipelinesConfigTest, ProgressHoldDefaultsToTwentyMillisecondsAndIsBounded) 
     EXPECT_NE(config.status().message().find("pipelines.progressHold"), std::string::npos)
         << config.status();
   }
+}
+
+// Issue 21: "inf" parsed as a duration, and a huge cache TTL made expiry times invalid.
+TEST(PipelinesConfigTest, DurationsAreFiniteAndCacheTtlIsBounded) {
+  for (const char* bad :
+       {"pipelines.cacheTtl=inf", "pipelines.cacheTtl=1000000h", "scheduling.cyclePeriod=inf"}) {
+    absl::StatusOr<ServerConfig> config = Load({bad});
+    ASSERT_FALSE(config.ok()) << bad;
+    const std::string key(absl::string_view(bad).substr(0, absl::string_view(bad).find('=')));
+    EXPECT_NE(config.status().message().find(key), std::string::npos) << config.status();
+  }
+  EXPECT_TRUE(Load({"pipelines.cacheTtl=720h"}).ok());
 }
 
 TEST(SchedulingConfigTest, ViewsLingerDefaultsToTwoMillisecondsAndIsBounded) {

@@ -373,5 +373,20 @@ TEST_F(SqliteStoreTest, ManyReadersBeyondTheIdlePool) {
   for (auto& t : threads) t.join();
 }
 
+// Issue 21: store errors may reach clients, so they carry no SQL (the log has it).
+TEST_F(SqliteStoreTest, ErrorsCarryNoSql) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  JobFilter filter;
+  // 1001 label terms: deeper than SQLite's expression tree allows.
+  for (int i = 0; i < 1001; ++i) filter.labels.emplace_back(absl::StrCat("k", i), "v");
+  absl::StatusOr<std::vector<regatta::v1::JobSummary>> jobs = store->ListJobs(filter);
+  ASSERT_FALSE(jobs.ok());
+  const std::string message(jobs.status().message());
+  EXPECT_THAT(message, ::testing::Not(::testing::HasSubstr("SELECT")));
+  EXPECT_THAT(message, ::testing::Not(::testing::HasSubstr("instr(")));
+  EXPECT_THAT(message, ::testing::HasSubstr("sqlite store: prepare"));
+}
+
 }  // namespace
 }  // namespace regatta::store
