@@ -11,7 +11,7 @@ packages=(
   libssl-dev libsodium-dev libjemalloc-dev libb2-dev libudev-dev libxml2-dev
   libcjose-dev libjansson-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl ca-certificates
+  curl ca-certificates openssl
 )
 
 missing=()

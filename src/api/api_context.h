@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/server_context.h"
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/authorizer.h"
@@ -31,6 +32,10 @@ struct ApiContext {
   SubmitPolicy policy;
   // Where an executor serves its run logs (host:port), or "" if it is not connected.
   std::function<std::string(absl::string_view executor_id)> executor_logs_address;
+  // The credentials to dial an executor's log service with (TLS when the server has it);
+  // unset: plain text.
+  std::function<std::shared_ptr<grpc::ChannelCredentials>(absl::string_view executor_id)>
+      executor_channel_credentials;
   // Why some of a Configuration's brokers cannot be submitted now, or "" (unset: "").
   std::function<std::string(absl::string_view configuration)> broker_errors;
   // How long a write waits for the views before answering UNAVAILABLE.

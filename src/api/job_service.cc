@@ -119,11 +119,20 @@ grpc::Status JobService::ListJobs(grpc::ServerContext* call,
   return Serve(ctx_, call, response, [&](const auth::Principal& p) { return List(p, *request); });
 }
 
-std::shared_ptr<grpc::Channel> JobService::ExecutorChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> JobService::ExecutorChannel(const std::string& address,
+                                                           absl::string_view executor_id) {
+  // One insecure credentials object, so that the cache below keeps its channels.
+  static const auto* const kInsecure =
+      new std::shared_ptr<grpc::ChannelCredentials>(grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      ctx_->executor_channel_credentials ? ctx_->executor_channel_credentials(executor_id)
+                                         : *kInsecure;
   absl::MutexLock lock(&channels_mu_);
-  auto& channel = channels_[address];
-  if (channel == nullptr)
-    channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto& [made_with, channel] = channels_[address];
+  if (channel == nullptr || made_with != credentials) {
+    channel = grpc::CreateChannel(address, credentials);
+    made_with = std::move(credentials);
+  }
   return channel;
 }
 
@@ -161,7 +170,8 @@ absl::Status JobService::StreamLogs(const auth::Principal& principal,
                                                " live on executor ", run->executor_id(),
                                                ", which is not connected or serves no logs"));
   }
-  auto stub = regatta::v1::ExecutorLogService::NewStub(ExecutorChannel(address));
+  auto stub =
+      regatta::v1::ExecutorLogService::NewStub(ExecutorChannel(address, run->executor_id()));
   grpc::ClientContext context;
   regatta::v1::ReadRunLogRequest read;
   read.set_run_id(run->run_id());

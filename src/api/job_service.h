@@ -52,11 +52,15 @@ class JobService final : public regatta::v1::JobService::Service {
   static constexpr int kMaxPageSize = 10000;
 
  private:
-  std::shared_ptr<grpc::Channel> ExecutorChannel(const std::string& address);
+  std::shared_ptr<grpc::Channel> ExecutorChannel(const std::string& address,
+                                                 absl::string_view executor_id);
 
   const ApiContext* ctx_;
   absl::Mutex channels_mu_;
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(channels_mu_);
+  // Per address: the credentials its channel was made with (new ones after a TLS reload).
+  std::map<std::string,
+           std::pair<std::shared_ptr<grpc::ChannelCredentials>, std::shared_ptr<grpc::Channel>>>
+      channels_ ABSL_GUARDED_BY(channels_mu_);
 };
 
 }  // namespace regatta::api

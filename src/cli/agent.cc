@@ -9,6 +9,7 @@
 #include "src/cli/commands.h"
 #include "src/common/logging.h"
 #include "src/common/signals.h"
+#include "src/common/status_macros.h"
 #include "src/devices/protocol/sockets.h"
 #include "src/devices/report/report.h"
 #include "src/executor/device_discovery.h"
@@ -51,15 +52,15 @@ absl::Status CheckAgentFlags(const AgentFlags& flags) {
 }
 
 absl::StatusOr<int> RunAgent(const AgentFlags& flags, const std::string& server,
-                             const std::string& authorization, std::ostream& out) {
+                             const tls::ClientTlsOptions& tls, const std::string& authorization,
+                             std::ostream& out) {
   if (absl::Status s = CheckAgentFlags(flags); !s.ok()) return s;
   // Before any thread starts, so that only the wait below receives them.
   const sigset_t stop_signals = BlockStopSignals();
   InitLogging("info");
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  ASSIGN_OR_RETURN(auto target, ServerTarget(server));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   ServerChannel(target.first, target.second, tls));
   executor::DeviceDiscoveryOptions options;
   options.dir = flags.dir;
   options.executor_id = flags.executor_id;

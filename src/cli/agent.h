@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/common/tls/tls.h"
 
 namespace regatta::cli {
 
@@ -28,7 +29,8 @@ absl::Status CheckAgentFlags(const AgentFlags& flags);
 // Stopping reports nothing: the node's Instances stay until a handler says its devices are
 // gone or the server declares the executor lost. Returns the exit code, or a usage error.
 absl::StatusOr<int> RunAgent(const AgentFlags& flags, const std::string& server,
-                             const std::string& authorization, std::ostream& out);
+                             const tls::ClientTlsOptions& tls, const std::string& authorization,
+                             std::ostream& out);
 
 }  // namespace regatta::cli
 

@@ -35,6 +35,10 @@ constexpr char kGlobalFlagsFooter[] =
     "  --server HOST:PORT    API server ($REGATTA_SERVER, default 127.0.0.1:50051)\n"
     "  --token TOKEN         bearer token ($REGATTA_TOKEN)\n"
     "  --user U --password P basic auth ($REGATTA_USER, $REGATTA_PASSWORD)\n"
+    "  --tls-ca FILE         TLS: verify the server with this CA ($REGATTA_TLS_CA)\n"
+    "  --tls-cert FILE --tls-key FILE  client certificate for mutual TLS ($REGATTA_TLS_CERT,\n"
+    "                        $REGATTA_TLS_KEY)\n"
+    "  --tls-server-name N   name the server's certificate must carry ($REGATTA_TLS_SERVER_NAME)\n"
     "  -o table|json|yaml    output format (default table)\n"
     "  --timeout DURATION    deadline of each call (default 30s)";
 
@@ -122,6 +126,17 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   app.add_option("--user", env.client.user, "User for basic auth")->envname("REGATTA_USER");
   app.add_option("--password", env.client.password, "Password for basic auth")
       ->envname("REGATTA_PASSWORD");
+  app.add_option("--tls-ca", env.client.tls.ca_file,
+                 "TLS: CA file that verifies the server (an https:// --server without it: the "
+                 "system's CAs)")
+      ->envname("REGATTA_TLS_CA");
+  app.add_option("--tls-cert", env.client.tls.cert_file, "TLS client certificate (mutual TLS)")
+      ->envname("REGATTA_TLS_CERT");
+  app.add_option("--tls-key", env.client.tls.key_file, "Key of --tls-cert")
+      ->envname("REGATTA_TLS_KEY");
+  app.add_option("--tls-server-name", env.client.tls.server_name,
+                 "Name the server's certificate must carry, if not the --server host")
+      ->envname("REGATTA_TLS_SERVER_NAME");
   app.add_option("-o,--output", output, "Output format: table, json or yaml")
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Deadline of each call, e.g. 30s, 2m")
@@ -388,8 +403,10 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         flags.config_file = up_config;
         flags.overrides = up_sets;
         flags.data_dir = up_data_dir;
-        return regatta::server::RunExecutor(flags, executor_flags, env.client.server,
-                                            authorization);
+        ASSIGN_OR_RETURN(auto target, ServerTarget(env.client.server));
+        executor_flags.tls = env.client.tls;
+        executor_flags.tls.enabled = target.second;
+        return regatta::server::RunExecutor(flags, executor_flags, target.first, authorization);
       };
     });
   }
@@ -496,7 +513,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     agent->callback([&] {
       action = [&]() -> absl::StatusOr<int> {
         ASSIGN_OR_RETURN(std::string authorization, AuthorizationHeader(env.client));
-        return RunAgent(agent_flags, env.client.server, authorization, *env.out);
+        return RunAgent(agent_flags, env.client.server, env.client.tls, authorization, *env.out);
       };
     });
   }

@@ -34,19 +34,33 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+absl::StatusOr<std::pair<std::string, bool>> ServerTarget(absl::string_view server) {
+  // Accept a URL-ish address too, since that is what `regatta up` users tend to paste.
+  absl::string_view target = server;
+  const bool https = absl::ConsumePrefix(&target, "https://");
+  if (!https && !absl::ConsumePrefix(&target, "http://")) absl::ConsumePrefix(&target, "grpc://");
+  target = absl::StripSuffix(target, "/");
+  if (target.empty()) return absl::InvalidArgumentError("--server is empty");
+  return std::make_pair(std::string(target), https);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ServerChannel(const std::string& target, bool https,
+                                                             const tls::ClientTlsOptions& tls) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  tls::ClientTlsOptions effective = tls;
+  effective.enabled = effective.enabled || https;
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                   tls::ClientCredentials(effective, &args));
+  return grpc::CreateCustomChannel(target, credentials, args);
+}
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
   std::unique_ptr<Client> client(new Client());
   ASSIGN_OR_RETURN(client->authorization_, AuthorizationHeader(options));
   client->timeout_ = options.timeout;
-  // Accept a URL-ish address too, since that is what `regatta up` users tend to paste.
-  absl::string_view target = options.server;
-  if (!absl::ConsumePrefix(&target, "http://")) absl::ConsumePrefix(&target, "grpc://");
-  target = absl::StripSuffix(target, "/");
-  if (target.empty()) return absl::InvalidArgumentError("--server is empty");
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
-  client->channel_ =
-      grpc::CreateCustomChannel(std::string(target), grpc::InsecureChannelCredentials(), args);
+  ASSIGN_OR_RETURN(auto target, ServerTarget(options.server));
+  ASSIGN_OR_RETURN(client->channel_, ServerChannel(target.first, target.second, options.tls));
   client->queues_ = regatta::v1::QueueService::NewStub(client->channel_);
   client->submit_ = regatta::v1::SubmitService::NewStub(client->channel_);
   client->jobs_ = regatta::v1::JobService::NewStub(client->channel_);

@@ -19,6 +19,7 @@
 #include "regatta/v1/report_service.grpc.pb.h"
 #include "regatta/v1/run_service.grpc.pb.h"
 #include "regatta/v1/submit_service.grpc.pb.h"
+#include "src/common/tls/tls.h"
 
 namespace regatta::cli {
 
@@ -31,7 +32,17 @@ struct ClientOptions {
   std::string user;                     // basic auth, with password
   std::string password;
   absl::Duration timeout = absl::Seconds(30);  // deadline of unary calls
+  // --tls-ca, --tls-cert, --tls-key, --tls-server-name; an https:// server turns TLS on too.
+  tls::ClientTlsOptions tls;
 };
+
+// The gRPC target of --server ("http://", "grpc://" and "https://" prefixes and a trailing
+// slash dropped) and whether it asks for TLS (https://).
+absl::StatusOr<std::pair<std::string, bool>> ServerTarget(absl::string_view server);
+
+// A channel to `target` with the client's TLS settings (`https` turns TLS on).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ServerChannel(const std::string& target, bool https,
+                                                             const tls::ClientTlsOptions& tls);
 
 // The value of the "authorization" header: "Bearer T", "Basic base64(U:P)", or "" for none.
 // INVALID_ARGUMENT when both a token and a user are given, or a user without a password.

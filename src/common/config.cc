@@ -206,7 +206,8 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
     // Not configuration keys: the config file's own path, the CLI's client settings, and
     // the variables of scripts/ (build.sh, test.sh) and the test harness.
     static const auto* kNotKeys = new absl::flat_hash_set<std::string>(
-        {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY", "PRESET", "BUILD_JOBS"});
+        {"CONFIG", "SERVER", "TOKEN", "USER", "PASSWORD", "BINARY", "PRESET", "BUILD_JOBS",
+         "TLS_CA", "TLS_CERT", "TLS_KEY", "TLS_SERVER_NAME"});
     if (kNotKeys->contains(std::string(path)) || absl::StartsWith(path, "TEST_")) continue;
     std::vector<std::string> segments = absl::StrSplit(path, "__");
     RETURN_IF_ERROR(SetPath(root, segments, value, name, /*snake=*/true, open_maps));

@@ -320,7 +320,10 @@ absl::Status Executor::Init() {
     log_service_ = std::make_unique<LogService>(backend_.get());
     grpc::ServerBuilder builder;
     int port = 0;
-    builder.AddListeningPort(options_.logs_listen, grpc::InsecureServerCredentials(), &port);
+    builder.AddListeningPort(options_.logs_listen,
+                             options_.logs_tls ? options_.logs_tls->GrpcCredentials()
+                                               : grpc::InsecureServerCredentials(),
+                             &port);
     builder.RegisterService(log_service_.get());
     log_server_ = builder.BuildAndStart();
     if (log_server_ == nullptr || port == 0) {

@@ -17,6 +17,7 @@
 #include "regatta/v1/executor_service.grpc.pb.h"
 #include "src/common/clock.h"
 #include "src/common/resources.h"
+#include "src/common/tls/tls.h"
 #include "src/executor/api/executor_api.h"
 #include "src/executor/device_discovery.h"
 #include "src/executor/run_backend.h"
@@ -54,6 +55,9 @@ struct ExecutorOptions {
   int max_runs = 0;
   // Where to serve run logs to the server ("host:port", port 0 picks one); empty: nowhere.
   std::string logs_listen = "127.0.0.1:0";
+  // TLS of the log service (the executor's certificate; the server's client certificate is
+  // verified with its client CA); null: plain text.
+  std::shared_ptr<tls::ServerTls> logs_tls;
   // The discovery directory of the device agent (executor.discovery.dir); empty: no agent. The
   // agent discovers for the first node (a local executor has one): a discovery directory is
   // one node's. Other nodes (simulated ones too) get theirs from `regatta agent` processes.

@@ -174,6 +174,16 @@ devices:
     # Ports brokers get for service ports without a targetPort, unique among running brokers.
     firstPort: 30000
     lastPort: 32767
+# TLS on the gRPC and HTTP listeners (see docs/operations.md); no certFile: plain text.
+tls:
+  certFile: ""
+  keyFile: ""
+  # The CA client certificates (executors') must chain to; it also verifies the executors'
+  # log services when the server reads run logs.
+  clientCaFile: ""
+  # Client certificates: none, request (verified when sent), require; auto: require when
+  # clientCaFile is set, else none.
+  clientAuth: auto
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -516,6 +526,31 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
   return LoadSimulated(root, e.simulated);
 }
 
+absl::Status LoadTls(const YAML::Node& root, TlsConfig& t) {
+  ASSIGN_OR_RETURN(t.cert_file, Get<std::string>(root, "tls.certFile"));
+  ASSIGN_OR_RETURN(t.key_file, Get<std::string>(root, "tls.keyFile"));
+  ASSIGN_OR_RETURN(t.client_ca_file, Get<std::string>(root, "tls.clientCaFile"));
+  ASSIGN_OR_RETURN(std::string auth, Get<std::string>(root, "tls.clientAuth"));
+  if (t.cert_file.empty() != t.key_file.empty()) {
+    return absl::InvalidArgumentError(t.cert_file.empty()
+                                          ? "tls.certFile: required with tls.keyFile"
+                                          : "tls.keyFile: required with tls.certFile");
+  }
+  if (t.cert_file.empty() && !t.client_ca_file.empty()) {
+    return absl::InvalidArgumentError("tls.clientCaFile: needs tls.certFile and tls.keyFile");
+  }
+  if (auth == "auto") {
+    t.client_auth = t.client_ca_file.empty() ? tls::ClientAuth::kNone : tls::ClientAuth::kRequire;
+  } else {
+    ASSIGN_OR_RETURN(t.client_auth, tls::ParseClientAuth(auth, "tls.clientAuth"));
+  }
+  if (t.client_auth != tls::ClientAuth::kNone && t.client_ca_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls.clientCaFile: required with tls.clientAuth ", auth));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsLoopbackListen(absl::string_view listen) {
@@ -596,6 +631,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
     group.resources = {{"cpu", "32"}, {"memory", "128Gi"}};
     c.executor.simulated.node_groups = {group};
   }
+  RETURN_IF_ERROR(LoadTls(root, c.tls));
   ASSIGN_OR_RETURN(c.max_log_record_bytes, Get<int64_t>(root, "eventLog.maxRecordBytes"));
   ASSIGN_OR_RETURN(c.log_level, Get<std::string>(root, "logging.level"));
   ASSIGN_OR_RETURN(c.log_format, Get<std::string>(root, "logging.format"));

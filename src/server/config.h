@@ -10,6 +10,7 @@
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/authorizer.h"
 #include "src/api/validation.h"
+#include "src/common/tls/tls.h"
 #include "src/devices/controller/controller.h"
 #include "src/executor/executor.h"
 #include "src/executor/simulated_executor.h"
@@ -82,6 +83,15 @@ struct OidcConfig {
   int64_t token_cache_size = 0;
 };
 
+// The `tls:` section; the files are read and checked when the platform starts.
+struct TlsConfig {
+  std::string cert_file;  // empty: plain text
+  std::string key_file;
+  std::string client_ca_file;
+  tls::ClientAuth client_auth = tls::ClientAuth::kNone;
+  bool on() const { return !cert_file.empty(); }
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string grpc_listen;
@@ -107,6 +117,7 @@ struct ServerConfig {
   ExecutorConfig executor;
   PipelinesConfig pipelines;
   DevicesConfig devices;
+  TlsConfig tls;
 };
 
 // Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and

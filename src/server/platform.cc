@@ -79,6 +79,10 @@ struct Platform::Impl {
   std::unique_ptr<PlatformBrokerBackend> broker_backend;
   std::unique_ptr<devices::DeviceController> device_controller;
   std::atomic<devices::DeviceController*> observed_device_controller{nullptr};
+  // Before the servers: their credentials use it until they are gone.
+  std::shared_ptr<tls::ServerTls> tls;
+  // The embedded executor once started: its log service is read without TLS.
+  std::atomic<executor::Executor*> observed_local_executor{nullptr};
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<rest::RestServer> rest_server;
   std::string grpc_address;
@@ -171,6 +175,22 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     ids = impl->owned_ids.get();
   }
   ASSIGN_OR_RETURN(impl->data_dir, PrepareDataDir(config.data_dir));
+  const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
+  if (config.tls.on()) {
+    tls::ServerTlsOptions tls_options;
+    tls_options.cert_file = config.tls.cert_file;
+    tls_options.key_file = config.tls.key_file;
+    tls_options.client_ca_file = config.tls.client_ca_file;
+    tls_options.client_auth = config.tls.client_auth;
+    ASSIGN_OR_RETURN(impl->tls, tls::ServerTls::Load(std::move(tls_options)));
+    // The embedded executor's log service stays plain text, so only on loopback.
+    if (embedded_executor && !config.executor.embedded_simulated &&
+        !config.executor.logs_listen.empty() && !IsLoopbackListen(config.executor.logs_listen)) {
+      return absl::InvalidArgumentError(
+          "executor.logsListen: the embedded executor serves logs without TLS, so only on a "
+          "loopback address when tls.certFile is set");
+    }
+  }
 
   // Authentication and authorization.
   auth::AuthConfig auth_config;
@@ -191,7 +211,6 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     LOG_WARN("no auth.usersFile and anonymous access is off: every call will be refused");
   }
   // The embedded executor authenticates with a token that lives only in this process.
-  const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
   std::string embedded_token;
   auth::AuthorizationConfig authorization = config.authorization;
   if (embedded_executor) {
@@ -426,9 +445,24 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     return state.has_value() ? state->logs_address : "";
   };
 
+  if (impl->tls != nullptr) {
+    // Executors' log services are dialed with TLS (this server's certificate as the client's,
+    // their certificates verified with the client CA); the embedded one's is plain text.
+    impl->api.executor_channel_credentials =
+        [raw, insecure = std::shared_ptr<grpc::ChannelCredentials>(
+                  grpc::InsecureChannelCredentials())](absl::string_view executor_id) {
+          executor::Executor* embedded =
+              raw->observed_local_executor.load(std::memory_order_acquire);
+          if (embedded != nullptr && embedded->executor_id() == executor_id) return insecure;
+          return raw->tls->PeerChannelCredentials();
+        };
+  }
+
   grpc::ServerBuilder builder;
   int grpc_port = 0;
-  builder.AddListeningPort(config.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port);
+  builder.AddListeningPort(
+      config.grpc_listen,
+      impl->tls ? impl->tls->GrpcCredentials() : grpc::InsecureServerCredentials(), &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_request_bytes));
   builder.SetMaxSendMessageSize(64 << 20);
   builder.RegisterService(impl->submit_service.get());
@@ -459,6 +493,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   rest_options.port = http_port;
   rest_options.threads = config.rest_threads;
   rest_options.max_body_bytes = config.max_request_bytes;
+  rest_options.tls = impl->tls;
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(64 << 20);
   channel_args.SetMaxSendMessageSize(static_cast<int>(config.max_request_bytes));
@@ -500,6 +535,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
                                                   impl->grpc_server->InProcessChannel(channel_args),
                                                   clock, embedded_executor_api()));
   }
+  impl->observed_local_executor.store(impl->local_executor.get(), std::memory_order_release);
   // Instance nodes of executors that do not come back after this start are dropped once the
   // executor timeout has passed.
   impl->executor_service->StartNodeSweep();
@@ -534,6 +570,11 @@ api::RunService* Platform::run_service() { return impl_->run_service.get(); }
 devices::DeviceController* Platform::device_controller() { return impl_->device_controller.get(); }
 executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
 
+absl::Status Platform::ReloadTls() {
+  if (impl_->tls == nullptr) return absl::FailedPreconditionError("TLS is off (no tls.certFile)");
+  return impl_->tls->Reload();
+}
+
 absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
   return impl_->ingester->WaitForOffset(offset, deadline);
 }
@@ -548,6 +589,7 @@ void Platform::Shutdown() {
   impl_->device_controller->Stop();
   impl_->pipeline_engine->Stop();
   impl_->observed_engine.store(nullptr, std::memory_order_release);
+  impl_->observed_local_executor.store(nullptr, std::memory_order_release);
   if (impl_->local_executor) impl_->local_executor->Stop(absl::Seconds(5));
   impl_->observed_executor_service.store(nullptr, std::memory_order_release);
   impl_->executor_service->Shutdown();

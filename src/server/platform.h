@@ -81,6 +81,9 @@ class Platform {
   devices::DeviceController* device_controller();
   api::ExecutorService* executor_service();
   api::SubmitService* submit_service();
+  // Reads the TLS files again (SIGHUP); new connections get them, and on error the old ones
+  // stay in use. FAILED_PRECONDITION when TLS is off.
+  absl::Status ReloadTls();
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);
 

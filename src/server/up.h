@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "src/common/tls/tls.h"
+
 namespace regatta::server {
 
 // Flags of `regatta up` / `regatta server` (the CLI parses them; the composition root uses them).
@@ -18,8 +20,8 @@ struct UpFlags {
 };
 
 // Runs the embedded platform (API server, log, store, ingester) in this process until SIGINT or
-// SIGTERM, printing its endpoints first. Returns the process exit code; errors are printed as
-// one line to stderr.
+// SIGTERM, printing its endpoints first; SIGHUP reloads the TLS files. Returns the process exit
+// code; errors are printed as one line to stderr.
 int RunUp(const UpFlags& flags);
 
 // `regatta server`: the same components, but anonymous access "auto" means off.
@@ -35,6 +37,9 @@ struct ExecutorFlags {
   std::string node_memory;
   // --discovery-dir DIR: run the device agent there (overrides executor.discovery.dir).
   std::string discovery_dir;
+  // --tls-ca, --tls-cert, --tls-key, --tls-server-name: TLS to the server; the certificate
+  // is also the log service's, whose callers (the server) must present one --tls-ca verifies.
+  tls::ClientTlsOptions tls;
 };
 
 // `regatta executor --local|--simulated`: an executor alone, taking leases from the server at

@@ -23,6 +23,7 @@
 #include "src/api/rest/errors.h"
 #include "src/api/rest/gateway.h"
 #include "src/api/rest/sse.h"
+#include "src/api/rest/tls_stream.h"
 #include "src/common/logging.h"
 
 #ifndef REGATTA_VERSION
@@ -199,8 +200,9 @@ void RunLogStream(std::shared_ptr<ServerState> state, std::shared_ptr<StreamCall
 // their own that posts data back here.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<ServerState> state)
-      : stream_(std::move(socket)),
+  Session(tcp::socket socket, std::shared_ptr<net::ssl::context> tls,
+          std::shared_ptr<ServerState> state)
+      : stream_(std::move(socket), std::move(tls)),
         state_(std::move(state)),
         keepalive_timer_(stream_.get_executor()),
         header_timer_(stream_.get_executor()) {}
@@ -216,7 +218,7 @@ class Session : public std::enable_shared_from_this<Session> {
       net::post(stream_.get_executor(), [self] { self->Close(); });
       return;
     }
-    net::dispatch(stream_.get_executor(), [self] { self->ReadHeader(); });
+    net::dispatch(stream_.get_executor(), [self] { self->Handshake(); });
   }
 
   void PostClose() {
@@ -228,6 +230,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnStreamEnd(grpc::Status status);
 
  private:
+  // TLS only; a plain connection goes on to its request at once.
+  void Handshake() {
+    if (closed_) return;
+    stream_.expires_after(ToChrono(state_->options.idle_timeout));
+    stream_.async_handshake([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->Close();
+      self->ReadHeader();
+    });
+  }
+
   void ReadHeader() {
     if (closed_) return;
     parser_.emplace();
@@ -509,7 +521,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.close();
   }
 
-  beast::tcp_stream stream_;
+  MaybeTlsStream stream_;
   std::shared_ptr<ServerState> state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -648,7 +660,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
       : ioc_(ioc),
         acceptor_(std::move(acceptor)),
         retry_timer_(acceptor_.get_executor()),
-        state_(std::move(state)) {}
+        state_(std::move(state)),
+        tls_(state_->options.tls) {}
 
   void Start() {
     net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->Accept(); });
@@ -673,7 +686,13 @@ class Listener : public std::enable_shared_from_this<Listener> {
   void OnAccept(beast::error_code ec, tcp::socket socket) {
     if (closed_) return;
     if (!ec) {
-      std::make_shared<Session>(std::move(socket), state_)->Start();
+      std::shared_ptr<net::ssl::context> context = tls_.Get();
+      if (state_->options.tls != nullptr && context == nullptr) {
+        beast::error_code ignored;
+        socket.close(ignored);  // never plain text on an HTTPS listener
+      } else {
+        std::make_shared<Session>(std::move(socket), std::move(context), state_)->Start();
+      }
       return Accept();
     }
     // E.g. out of file descriptors: keep serving, without spinning.
@@ -688,6 +707,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   tcp::acceptor acceptor_;
   net::steady_timer retry_timer_;
   std::shared_ptr<ServerState> state_;
+  TlsContextCache tls_;
   bool closed_ = false;
 };
 

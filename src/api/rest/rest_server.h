@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
+#include "src/common/tls/tls.h"
 
 namespace regatta::rest {
 
@@ -41,6 +42,8 @@ struct RestOptions {
   size_t log_buffer_bytes = 8 << 20;
   // Reported by GET /v1/version; empty means the build's version.
   std::string version;
+  // HTTPS with this material (new connections see a reload); null: plain HTTP.
+  std::shared_ptr<tls::ServerTls> tls;
 };
 
 // The REST/JSON mapping of the gRPC API (grpc-gateway style) over HTTP/1.1, with server-sent
