@@ -9,6 +9,7 @@
 #include "src/api/pipeline_refs.h"
 #include "src/api/read_access.h"
 #include "src/api/serve.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/engine/run_driver.h"
 #include "src/pipelines/ir/parameters.h"
@@ -243,8 +244,12 @@ absl::StatusOr<pb::PipelineRun> RunService::Prepare(const auth::Principal& princ
   // Parameters: JSON values; a bare word is a string.
   std::map<std::string, json> given;
   for (const auto& [name, text] : request.parameters()) {
-    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    given[name] = value.is_discarded() ? json(text) : std::move(value);
+    absl::StatusOr<json> value = ParseJson(text);
+    if (!value.ok() && IsParseLimitError(value.status())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameters.", name, ": ", value.status().message()));
+    }
+    given[name] = value.ok() ? *std::move(value) : json(text);
   }
   absl::StatusOr<std::map<std::string, json>> params =
       pipelines::ir::ResolvePipelineParameters(spec, given);

@@ -14,6 +14,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "src/cli/table.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::cli {
@@ -123,8 +124,16 @@ absl::StatusOr<std::map<std::string, std::string>> ParseParams(
       return UsageError(absl::StrCat("--param \"", pair, "\": want NAME=VALUE"));
     }
     std::string value = pair.substr(eq + 1);
-    nlohmann::json parsed = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-    out[pair.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value).dump() : value;
+    absl::StatusOr<nlohmann::json> parsed = ParseJson(value);
+    if (!parsed.ok() && IsParseLimitError(parsed.status())) {
+      return UsageError(
+          absl::StrCat("--param ", pair.substr(0, eq), ": ", parsed.status().message()));
+    }
+    // Not JSON: a string. Bytes that are not UTF-8 become U+FFFD rather than an exception.
+    out[pair.substr(0, eq)] =
+        parsed.ok()
+            ? value
+            : nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::cli {
@@ -410,22 +411,10 @@ std::string JsonToYaml(const OrderedJson& j) {
   return absl::StrCat(out.c_str(), "\n");
 }
 
-absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text) {
-  try {
-    return YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
-  }
-}
+absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text) { return LoadYaml(text); }
 
 absl::StatusOr<std::vector<YAML::Node>> ParseYamlDocuments(absl::string_view text) {
-  try {
-    return YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
-  }
+  return LoadAllYaml(text);
 }
 
 }  // namespace regatta::cli

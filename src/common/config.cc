@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 
 extern char** environ;
@@ -81,12 +82,12 @@ absl::Status Merge(YAML::Node base, const YAML::Node& overlay, const std::string
 absl::Status SetPath(YAML::Node root, const std::vector<std::string>& segments,
                      absl::string_view value_text, absl::string_view origin, bool snake,
                      const std::vector<std::string>& open_maps) {
-  YAML::Node value;
-  try {
-    value = YAML::Load(std::string(value_text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": cannot parse value: ", e.what()));
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(value_text);
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": cannot parse value: ", loaded.status().message()));
   }
+  YAML::Node value = *std::move(loaded);
   YAML::Node node = root;
   std::vector<std::string> resolved;
   bool created = false;
@@ -187,12 +188,11 @@ absl::StatusOr<YAML::Node> LoadConfigTree(absl::string_view defaults, absl::stri
   }
   if (!file_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadFileToString(file_path));
-    YAML::Node file;
-    try {
-      file = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", e.what()));
+    absl::StatusOr<YAML::Node> loaded = LoadYaml(text);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(file_path, ": ", loaded.status().message()));
     }
+    YAML::Node file = *std::move(loaded);
     if (!file.IsNull()) {
       absl::Status merged = Merge(root, file, "", open_maps);
       if (!merged.ok()) {

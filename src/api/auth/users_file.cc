@@ -8,6 +8,7 @@
 #include "src/api/auth/crypto.h"
 #include "src/api/auth/password.h"
 #include "src/api/auth/principal.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/config.h"
 #include "src/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
@@ -186,13 +187,9 @@ absl::StatusOr<UsersFile> ParseUsersFile(absl::string_view yaml_text, absl::stri
   auto prefixed = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(source, ": ", s.message()));
   };
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(yaml_text);
+  if (!loaded.ok()) return prefixed(loaded.status());
+  YAML::Node root = *std::move(loaded);
   absl::StatusOr<UsersFile> file;
   try {
     file = ParseTree(root);

@@ -8,6 +8,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/util/json_util.h"
+#include "src/common/bounded_parse.h"
 
 namespace regatta::rest {
 namespace {
@@ -168,6 +169,10 @@ absl::Status JsonToProto(absl::string_view json, pb::Message* message) {
     ++start;
   }
   if (start == json.size()) return absl::OkStatus();
+  if (absl::Status bounded = CheckJsonLimits(json); !bounded.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid JSON for ", message->GetDescriptor()->full_name(), ": ", bounded.message()));
+  }
   pb::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
   const auto status =

@@ -14,6 +14,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/message.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/devices/config/config.h"
 #include "src/devices/config/field_error.h"
@@ -346,13 +347,7 @@ absl::StatusOr<Resource> ParseDocument(const YAML::Node& document, std::string& 
 }  // namespace
 
 absl::StatusOr<std::vector<Resource>> ParseResources(absl::string_view text) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
-  }
+  ASSIGN_OR_RETURN(std::vector<YAML::Node> documents, LoadAllYaml(text));
   std::vector<Resource> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // "---" with nothing after it

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/authoring/condition.h"
 #include "src/pipelines/authoring/values.h"
@@ -155,13 +156,7 @@ std::string ItemFieldSelector(const std::string& field) {
 class Compiler {
  public:
   absl::StatusOr<ir::PipelineSpec> Compile(absl::string_view text) {
-    YAML::Node doc;
-    try {
-      doc = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
-    }
+    ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(text));
     if (!doc.IsMap()) return absl::InvalidArgumentError("expected a map with name and tasks");
     RETURN_IF_ERROR(CheckKeys(doc, "",
                               {"name", "description", "image", "cache", "params", "loops", "tasks",
@@ -1353,13 +1348,9 @@ class Compiler {
 };
 
 absl::StatusOr<YAML::Node> FirstDocument(absl::string_view text) {
-  try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.empty()) return absl::InvalidArgumentError("empty document");
-    return docs.front();
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(e.what());
-  }
+  ASSIGN_OR_RETURN(std::vector<YAML::Node> docs, LoadAllYaml(text));
+  if (docs.empty()) return absl::InvalidArgumentError("empty document");
+  return docs.front();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/time_util.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/config.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/cache/fingerprint.h"
@@ -72,11 +73,12 @@ absl::StatusOr<json> ApplySelector(const json& value, absl::string_view selector
   json current = value;
   if (absl::ConsumePrefix(&rest, "parseJson(string_value)")) {
     if (current.is_string()) {
-      json parsed = json::parse(current.get<std::string>(), nullptr, false);
-      if (parsed.is_discarded()) {
-        return absl::InvalidArgumentError("parseJson: the value is not JSON");
+      absl::StatusOr<json> parsed = ParseJson(current.get<std::string>());
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("parseJson: ", ParseErrorText(parsed.status(), "the value is not JSON")));
       }
-      current = std::move(parsed);
+      current = *std::move(parsed);
     }
   } else if (!absl::ConsumePrefix(&rest, "string_value")) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported selector '", selector, "'"));
@@ -680,7 +682,8 @@ absl::Status RunDriver::LoadLoopItems(Task& task) {
   if (spec.parameter_iterator) {
     json items;
     if (spec.parameter_iterator->items_raw) {
-      items = json::parse(*spec.parameter_iterator->items_raw, nullptr, false);
+      // Validated when the spec was loaded; a bounded parse all the same.
+      items = ParseJson(*spec.parameter_iterator->items_raw).value_or(json());
     } else {
       auto it = task.proto.input_parameters().find(*spec.parameter_iterator->items_input_parameter);
       if (it != task.proto.input_parameters().end()) items = ParseValue(it->second);
@@ -1034,12 +1037,18 @@ void RunDriver::ReadOutputs(Task& task, absl::Time now) {
   if (absl::StatusOr<std::string> text =
           ReadFileToString(absl::StrCat(work_dir, "/output_metadata.json"));
       text.ok()) {
-    executor_output = json::parse(*text, nullptr, false);
-    if (!executor_output.is_object()) {
+    absl::StatusOr<json> parsed = ParseJson(*text);
+    if (!parsed.ok() && IsParseLimitError(parsed.status())) {
+      SetState(task, pb::PIPELINE_TASK_STATE_FAILED, now,
+               absl::StrCat("output_metadata.json: ", parsed.status().message()));
+      return;
+    }
+    if (!parsed.ok() || !parsed->is_object()) {
       SetState(task, pb::PIPELINE_TASK_STATE_FAILED, now,
                "output_metadata.json: not a JSON object");
       return;
     }
+    executor_output = *std::move(parsed);
   }
   for (const auto& [name, def] : task.component->output_definitions.parameters) {
     absl::StatusOr<std::string> text = ReadFileToString(absl::StrCat(work_dir, "/outputs/", name));

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/common/bounded_parse.h"
 
 namespace regatta::pipelines::ir {
 
@@ -56,9 +57,10 @@ absl::StatusOr<json> ParseParameterValue(absl::string_view text, ParameterType t
       return invalid();
     case ParameterType::kList:
     case ParameterType::kStruct: {
-      json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (!ValueMatchesType(value, type)) return invalid();
-      return value;
+      absl::StatusOr<json> value = ParseJson(text);
+      if (!value.ok() && IsParseLimitError(value.status())) return value.status();
+      if (!value.ok() || !ValueMatchesType(*value, type)) return invalid();
+      return *std::move(value);
     }
     case ParameterType::kTaskFinalStatus:
       break;

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/ir/validate.h"
 #include "yaml-cpp/yaml.h"
@@ -53,6 +54,12 @@ json PlainScalarToJson(const std::string& s) {
 
 // Deeper documents are not pipelines; the limit keeps recursion bounded on hostile input.
 constexpr int kMaxDepth = 64;
+
+ParseLimits PipelineParseLimits() {
+  ParseLimits limits;
+  limits.max_depth = kMaxDepth;
+  return limits;
+}
 
 absl::StatusOr<json> YamlToJson(const YAML::Node& node, const std::string& path, int depth = 0) {
   if (depth > kMaxDepth) return Invalid(path, "nested too deeply");
@@ -677,27 +684,19 @@ absl::string_view ParameterTypeName(ParameterType type) {
 std::optional<json> ParseJsonObject(absl::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == absl::string_view::npos || text[first] != '{') return std::nullopt;
-  bool too_deep = false;
-  json parsed = json::parse(
-      text.begin(), text.end(),
-      [&too_deep](int depth, json::parse_event_t, json&) {
-        too_deep = too_deep || depth > kMaxDepth;
-        return true;
-      },
-      /*allow_exceptions=*/false);
-  if (too_deep || parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
-  return parsed;
+  // Over a limit, the YAML reader (JSON is YAML) refuses the text and names the limit.
+  absl::StatusOr<json> parsed = ParseJson(text, PipelineParseLimits());
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  return *std::move(parsed);
 }
 
 absl::StatusOr<PipelineSpec> ParsePipelineSpec(absl::string_view text) {
   if (std::optional<json> pipeline = ParseJsonObject(text)) return FromJson(*pipeline);
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("not valid YAML or JSON: line ", e.mark.line + 1,
-                                                   ", column ", e.mark.column + 1, ": ", e.msg));
+  absl::StatusOr<std::vector<YAML::Node>> loaded = LoadAllYaml(text, PipelineParseLimits());
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(ParseErrorText(loaded.status(), "not valid YAML or JSON"));
   }
+  std::vector<YAML::Node> docs = *std::move(loaded);
   // `---` before the first document or after the last yields empty documents; skip them.
   std::vector<YAML::Node> non_empty;
   for (const YAML::Node& doc : docs) {

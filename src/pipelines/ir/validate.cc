@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/ir/parameters.h"
 
@@ -233,8 +234,11 @@ class Validator {
                                     "' is not an input parameter of this task"));
       }
       if (it.items_raw) {
-        json items = json::parse(*it.items_raw, nullptr, /*allow_exceptions=*/false);
-        if (!items.is_array()) {
+        absl::StatusOr<json> items = ParseJson(*it.items_raw);
+        if (!items.ok() && IsParseLimitError(items.status())) {
+          return Invalid(absl::StrCat(p, ".items.raw"), items.status().message());
+        }
+        if (!items.ok() || !items->is_array()) {
           return Invalid(absl::StrCat(p, ".items.raw"), "must be a JSON array");
         }
       }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::pipelines::placeholders {
@@ -134,7 +135,9 @@ class Resolver {
   // {"Concat": ...} or {"IfPresent": ...}; anything else (including other JSON) is a plain string.
   static std::optional<json> AsStructure(const std::string& arg) {
     if (arg.empty() || arg.front() != '{') return std::nullopt;
-    json parsed = json::parse(arg, nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<json> bounded = ParseJson(arg);
+    if (!bounded.ok()) return std::nullopt;
+    json parsed = *std::move(bounded);
     if (!parsed.is_object() || parsed.size() != 1) return std::nullopt;
     if (!parsed.contains("Concat") && !parsed.contains("IfPresent")) return std::nullopt;
     return parsed;

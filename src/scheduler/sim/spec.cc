@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/config.h"
 #include "src/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
@@ -314,11 +315,11 @@ absl::StatusOr<JobTemplateSpec> ParseJobTemplate(const Field& f, size_t i) {
 
 // Parses YAML text into a root node, the parse error naming the file and line.
 absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text, absl::string_view file) {
-  try {
-    return YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": ", e.what()));
+  absl::StatusOr<YAML::Node> root = LoadYaml(text);
+  if (!root.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": ", root.status().message()));
   }
+  return root;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/common/bounded_parse.h"
 #include "src/devices/handlers/debug_echo/file_watcher.h"
 #include "yaml-cpp/yaml.h"
 
@@ -43,12 +44,12 @@ std::string DefaultAvailabilityFile() {
 }
 
 absl::StatusOr<std::vector<std::string>> ParseDetails(absl::string_view discovery_details) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(discovery_details));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("discoveryDetails: not valid YAML: ", e.what()));
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(discovery_details);
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("discoveryDetails: ", ParseErrorText(loaded.status(), "not valid YAML")));
   }
+  YAML::Node root = *std::move(loaded);
   if (!root.IsMap()) {
     return absl::InvalidArgumentError(
         "discoveryDetails: must be a map with 'descriptions', e.g. 'descriptions: [foo0, foo1]'");

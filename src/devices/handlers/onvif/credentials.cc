@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::devices::onvif {
@@ -31,9 +32,13 @@ std::optional<std::string> Value(const Properties& properties, const std::string
 }
 
 absl::StatusOr<json> ParseJson(absl::string_view property, const std::string& text) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return PropertyError(property, "not valid JSON");
-  return parsed;
+  absl::StatusOr<json> parsed = regatta::ParseJson(text);
+  // Not nlohmann's message: it quotes the text, and these properties hold credentials.
+  if (!parsed.ok() && IsParseLimitError(parsed.status())) {
+    return PropertyError(property, parsed.status().message());
+  }
+  if (!parsed.ok()) return PropertyError(property, "not valid JSON");
+  return *std::move(parsed);
 }
 
 // The property names a list property holds (a JSON list of strings).

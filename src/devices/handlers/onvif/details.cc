@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
@@ -53,12 +54,12 @@ absl::StatusOr<FilterList> ParseFilterList(const std::string& field, const YAML:
 
 absl::StatusOr<OnvifDiscoveryDetails> ParseOnvifDiscoveryDetails(absl::string_view yaml) {
   OnvifDiscoveryDetails details;
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(kPrefix, ": not valid YAML: ", e.what()));
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(yaml);
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPrefix, ": ", ParseErrorText(loaded.status(), "not valid YAML")));
   }
+  YAML::Node root = *std::move(loaded);
   if (root.IsNull() || !root.IsDefined()) return details;
   if (!root.IsMap()) {
     return absl::InvalidArgumentError(

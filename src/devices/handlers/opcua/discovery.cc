@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/common/bounded_parse.h"
 #include "yaml-cpp/yaml.h"
 
 namespace regatta::devices::opcua {
@@ -114,12 +115,9 @@ bool ShouldInclude(const std::optional<FilterList>& filter, absl::string_view it
 }
 
 absl::StatusOr<OpcuaDiscoveryDetails> ParseOpcuaDiscoveryDetails(absl::string_view details) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(details));
-  } catch (const YAML::Exception& e) {
-    return FieldError(kDetails, absl::StrCat("not valid YAML: ", e.what()));
-  }
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(details);
+  if (!loaded.ok()) return FieldError(kDetails, ParseErrorText(loaded.status(), "not valid YAML"));
+  YAML::Node root = *std::move(loaded);
   if (!root.IsMap()) {
     return FieldError(kDetails,
                       "must be a map with 'opcuaDiscoveryMethod', e.g. 'opcuaDiscoveryMethod: "

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/devices/handlers/udev/match.h"
 #include "yaml-cpp/yaml.h"
@@ -83,13 +84,12 @@ v0::Device MakeDevice(const std::string& id, const std::vector<std::string>& dev
 }  // namespace
 
 absl::StatusOr<UdevDiscoveryDetails> ParseUdevDiscoveryDetails(absl::string_view yaml) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
+  absl::StatusOr<YAML::Node> loaded = LoadYaml(yaml);
+  if (!loaded.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("discovery details are not valid YAML: ", e.what()));
+        absl::StrCat("discovery details: ", ParseErrorText(loaded.status(), "not valid YAML")));
   }
+  YAML::Node root = *std::move(loaded);
   if (!root.IsDefined() || root.IsNull()) {
     return absl::InvalidArgumentError(
         absl::StrCat("discovery details are empty; expected ", kRulesExample));
