@@ -34,11 +34,46 @@ absl::Status CheckInputBytes(absl::string_view what, size_t size, const ParseLim
                                  limits.max_input_bytes, " bytes"));
 }
 
-// Thrown from inside the parser's event loop to stop it at the first exceeded limit.
-struct LimitExceeded {
+// Thrown from inside the parser's event loop to stop it at the first exceeded limit (or the
+// first scalar that is not UTF-8).
+struct Refusal {
   YAML::Mark mark;
   std::string message;
+  bool limit = true;
 };
+
+// RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool IsValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int length = 0;
+    uint32_t min = 0;
+    uint32_t code = 0;
+    if ((c & 0xE0) == 0xC0) {
+      length = 2, min = 0x80, code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3, min = 0x800, code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4, min = 0x10000, code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > s.size()) return false;
+    for (int k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
 
 // Follows the parser's events and keeps, for every anchor, the size and height of the node it
 // names with its aliases expanded, so that each alias costs O(1) however much it expands to.
@@ -59,6 +94,9 @@ class ExpansionScanner : public YAML::EventHandler {
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor, 0); }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
+    // yaml-cpp passes bytes through and decodes "\ud800" to a lone surrogate; JSON (and so
+    // nlohmann's dump, which throws) and protobuf strings need UTF-8.
+    if (!IsValidUtf8(value)) throw Refusal{mark, "YAML scalar is not valid UTF-8", false};
     Leaf(mark, anchor, value.size());
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -104,7 +142,7 @@ class ExpansionScanner : public YAML::EventHandler {
   };
 
   [[noreturn]] static void Fail(const YAML::Mark& mark, std::string message) {
-    throw LimitExceeded{mark, std::move(message)};
+    throw Refusal{mark, std::move(message)};
   }
 
   void RecordName(YAML::anchor_t anchor) {
@@ -192,8 +230,9 @@ absl::Status ScanYaml(const std::string& text, const ParseLimits& limits) {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(scanner)) {
     }
-  } catch (const LimitExceeded& e) {
-    return LimitError(absl::StrCat(At(e.mark.line, e.mark.column), e.message));
+  } catch (const Refusal& e) {
+    std::string message = absl::StrCat(At(e.mark.line, e.mark.column), e.message);
+    return e.limit ? LimitError(std::move(message)) : absl::InvalidArgumentError(message);
   } catch (const YAML::Exception& e) {
     return YamlSyntaxError(e);
   }

@@ -12,6 +12,8 @@
 // expands to and how deep it nests once every alias is replaced by what it refers to, and
 // refuses before building anything.
 //
+// Scalars must be UTF-8 (as JSON and protobuf strings must), which yaml-cpp does not check.
+//
 // Errors are INVALID_ARGUMENT. A syntax error reads "line L, column C: <yaml-cpp's message>"; a
 // limit reads "line L, column C: YAML aliases expand to more than 1000000 nodes (limit: 1000000
 // expanded nodes)" and carries a payload that IsParseLimitError recognises, so callers that

@@ -55,7 +55,9 @@ json PlainScalarToJson(const std::string& s) {
 // Deeper documents are not pipelines; the limit keeps recursion bounded on hostile input.
 constexpr int kMaxDepth = 64;
 
-ParseLimits PipelineParseLimits() {
+// The JSON path takes what YamlToJson would; anything deeper goes to the YAML path, whose
+// error names the place.
+ParseLimits JsonPathLimits() {
   ParseLimits limits;
   limits.max_depth = kMaxDepth;
   return limits;
@@ -685,14 +687,14 @@ std::optional<json> ParseJsonObject(absl::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == absl::string_view::npos || text[first] != '{') return std::nullopt;
   // Over a limit, the YAML reader (JSON is YAML) refuses the text and names the limit.
-  absl::StatusOr<json> parsed = ParseJson(text, PipelineParseLimits());
+  absl::StatusOr<json> parsed = ParseJson(text, JsonPathLimits());
   if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
   return *std::move(parsed);
 }
 
 absl::StatusOr<PipelineSpec> ParsePipelineSpec(absl::string_view text) {
   if (std::optional<json> pipeline = ParseJsonObject(text)) return FromJson(*pipeline);
-  absl::StatusOr<std::vector<YAML::Node>> loaded = LoadAllYaml(text, PipelineParseLimits());
+  absl::StatusOr<std::vector<YAML::Node>> loaded = LoadAllYaml(text);
   if (!loaded.ok()) {
     return absl::InvalidArgumentError(ParseErrorText(loaded.status(), "not valid YAML or JSON"));
   }

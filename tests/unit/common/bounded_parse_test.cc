@@ -137,6 +137,21 @@ TEST(BoundedYamlTest, SyntaxErrorsKeepYamlCppsPlace) {
   EXPECT_THAT(Msg(LoadYaml("a: *nope").status()), HasSubstr("line 1, column 4: "));
 }
 
+TEST(BoundedYamlTest, RefusesScalarsThatAreNotUtf8) {
+  // Raw bytes that are not UTF-8: a lone 0xff, an overlong NUL, an encoded surrogate.
+  for (const char* text : {"a: \xff\n", "\xc0\x80: x\n", "a: [\xed\xa0\x80]\n"}) {
+    absl::StatusOr<YAML::Node> node = LoadYaml(text);
+    ASSERT_FALSE(node.ok()) << text;
+    EXPECT_THAT(Msg(node.status()), HasSubstr("YAML scalar is not valid UTF-8"));
+    EXPECT_FALSE(IsParseLimitError(node.status()));
+  }
+  // yaml-cpp itself refuses a surrogate written as an escape.
+  EXPECT_FALSE(LoadYaml("a: \"\\ud800\"\n").ok());
+  absl::StatusOr<YAML::Node> node = LoadYaml("a: \"\\u00e9\"\nb: \xc3\xa9 \xf0\x9f\x98\x80\n");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ((*node)["a"].as<std::string>(), "\xc3\xa9");
+}
+
 TEST(BoundedYamlTest, LoadsWhatYamlCppLoads) {
   absl::StatusOr<YAML::Node> node = LoadYaml("base: &b {x: 1}\nuse: *b\nlist: [a, b]\n");
   ASSERT_TRUE(node.ok()) << node.status();

@@ -308,12 +308,19 @@ TEST(ParsePipelineSpecTest, OnlyAJsonObjectTakesTheJsonPath) {
   EXPECT_FALSE(ParseJsonObject("{a: 1}").has_value());                 // YAML flow map
   EXPECT_FALSE(ParseJsonObject("[1, 2]").has_value());                 // not an object
   EXPECT_FALSE(ParseJsonObject("{\"a\": 1} {\"b\": 2}").has_value());  // two documents
-  // Too deep for the JSON path: the YAML path reports it with its path.
-  const std::string deep = "{\"x\": " + std::string(200, '[') + std::string(200, ']') + "}";
+  // Too deep for the JSON path: the YAML path reports it with its path, or beyond the reader's
+  // limit with its line and column.
+  std::string deep = "{\"x\": " + std::string(100, '[') + std::string(100, ']') + "}";
   EXPECT_FALSE(ParseJsonObject(deep).has_value());
   absl::StatusOr<PipelineSpec> spec = ParsePipelineSpec(deep);
   ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("x[0][0][0]"));
   EXPECT_THAT(spec.status().message(), HasSubstr("nested too deeply"));
+  deep = "{\"x\": " + std::string(200, '[') + std::string(200, ']') + "}";
+  spec = ParsePipelineSpec(deep);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("line 1, column 134: YAML nests more than 128 levels deep"));
   // A JSON spec's errors name the same paths as a YAML one's.
   spec = ParsePipelineSpec(
       R"({"root": {"dag": {"tasks": {"t": {"componentRef": {"name": "c"}, "dependentTasks": 3}}}}})");
@@ -362,7 +369,7 @@ TEST(ParsePipelineSpecTest, DeepNestingIsAnErrorNotACrash) {
       {{"defaultValue: World", "defaultValue: " + std::string(200, '[') + std::string(200, ']')}});
   absl::StatusOr<PipelineSpec> spec = ParsePipelineSpec(text);
   ASSERT_FALSE(spec.ok());
-  EXPECT_THAT(spec.status().message(), HasSubstr("nested too deeply"));
+  EXPECT_THAT(spec.status().message(), HasSubstr("YAML nests more than 128 levels deep"));
 }
 
 TEST(ParsePipelineSpecTest, UnknownKeysAreAccepted) {
