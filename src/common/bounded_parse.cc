@@ -94,8 +94,8 @@ class ExpansionScanner : public YAML::EventHandler {
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor, 0); }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
-    // yaml-cpp passes bytes through and decodes "\ud800" to a lone surrogate; JSON (and so
-    // nlohmann's dump, which throws) and protobuf strings need UTF-8.
+    // yaml-cpp passes raw bytes through unchecked; JSON (nlohmann's dump throws on anything
+    // else) and protobuf strings need UTF-8.
     if (!IsValidUtf8(value)) throw Refusal{mark, "YAML scalar is not valid UTF-8", false};
     Leaf(mark, anchor, value.size());
   }

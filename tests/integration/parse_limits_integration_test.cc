@@ -65,6 +65,7 @@ class ParseLimitsIntegrationTest : public PlatformTest {
   void ExpectRefusedNamingTheLimit(const HttpReply& reply) {
     EXPECT_EQ(reply.status, 400) << reply.body;
     const json body = json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(body.is_object()) << reply.body;
     EXPECT_EQ(body.value("status", ""), "INVALID_ARGUMENT") << reply.body;
     EXPECT_THAT(body.value("message", ""),
                 HasSubstr("YAML aliases expand to more than 1000000 nodes (limit: 1000000 "

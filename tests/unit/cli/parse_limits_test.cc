@@ -66,7 +66,7 @@ TEST(CliParseLimitsTest, PipelineValidateRefusesABillionLaughsQuickly) {
 TEST(CliParseLimitsTest, SubmitDryRunRefusesAMergeKeyChainQuickly) {
   // 25 jobs, each merging the previous one twice: the last expands 2^24-fold (this took 15 s
   // of merge-key walking before the expansion was counted).
-  std::string text = "queue: q\njobs:\n  - &j0 {command: [/bin/true], labels: {a: b}}\n";
+  std::string text = "queue: q\njobSet: s\njobs:\n  - &j0 {command: [/bin/true], labels: {a: b}}\n";
   for (int i = 1; i < 25; ++i) {
     absl::StrAppend(&text, "  - &j", i, " {<<: [*j", i - 1, ", *j", i - 1, "]}\n");
   }
@@ -81,7 +81,7 @@ TEST(CliParseLimitsTest, SubmitDryRunRefusesAMergeKeyChainQuickly) {
 TEST(CliParseLimitsTest, SubmitDryRunRefusesAMergeKeyCycle) {
   // An alias inside its own anchor is a cycle in yaml-cpp's graph; walking it never ends.
   const std::string path =
-      WriteFile("merge_cycle.yaml", "queue: q\njobs:\n  - &j {<<: *j, command: [a]}\n");
+      WriteFile("merge_cycle.yaml", "queue: q\njobSet: s\njobs:\n  - &j {<<: *j, command: [a]}\n");
   Result r = RunCommand({"submit", "--dry-run", path});
   EXPECT_EQ(r.code, kExitFailed) << r.out;
   EXPECT_THAT(r.err, HasSubstr("YAML alias *j refers to a node that contains it (a cycle)"));
