@@ -71,7 +71,7 @@ TEST(CliParseLimitsTest, SubmitDryRunRefusesAMergeKeyChainQuickly) {
     absl::StrAppend(&text, "  - &j", i, " {<<: [*j", i - 1, ", *j", i - 1, "]}\n");
   }
   const std::string path = WriteFile("merge_chain.yaml", text);
-  Result r = RunCommand({"submit", "--dry-run", path});
+  Result r = RunCommand({"submit", "--dry-run", "--local", path});
   EXPECT_EQ(r.code, kExitFailed) << r.out;
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(r.err, HasSubstr("YAML aliases expand to more than 1000000 nodes"));
@@ -82,7 +82,7 @@ TEST(CliParseLimitsTest, SubmitDryRunRefusesAMergeKeyCycle) {
   // An alias inside its own anchor is a cycle in yaml-cpp's graph; walking it never ends.
   const std::string path =
       WriteFile("merge_cycle.yaml", "queue: q\njobSet: s\njobs:\n  - &j {<<: *j, command: [a]}\n");
-  Result r = RunCommand({"submit", "--dry-run", path});
+  Result r = RunCommand({"submit", "--dry-run", "--local", path});
   EXPECT_EQ(r.code, kExitFailed) << r.out;
   EXPECT_THAT(r.err, HasSubstr("YAML alias *j refers to a node that contains it (a cycle)"));
 }
@@ -92,9 +92,9 @@ TEST(CliParseLimitsTest, ModestMergeKeysStillWork) {
       WriteFile("merge_ok.yaml",
                 "queue: q\njobSet: s\njobs:\n  - &b {command: [a], labels: {x: y}}\n"
                 "  - {<<: *b, count: 2}\n  - {<<: [*b], priority: 1}\n");
-  Result r = RunCommand({"submit", "--dry-run", path});
+  Result r = RunCommand({"submit", "--dry-run", "--local", path});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("dry run: 4 jobs valid, nothing submitted"));
+  EXPECT_THAT(r.out, HasSubstr("dry run: 4 jobs valid (checked here only), nothing submitted"));
 }
 
 }  // namespace
