@@ -1,14 +1,33 @@
 #include "src/api/api_context.h"
 
+#include "absl/strings/match.h"
+#include "src/api/auth/password_limits.h"
+#include "src/api/auth/principal.h"
+
 namespace regatta::api {
+namespace {
+
+absl::string_view Metadata(const grpc::ServerContext* call, absl::string_view key) {
+  const auto& metadata = call->client_metadata();
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return "";
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+std::string CallerAddress(const grpc::ServerContext* call) {
+  const std::string peer = call->peer();
+  // Only the REST gateway's in-process calls may say who their client is.
+  if (absl::StartsWith(peer, "inproc")) {
+    return auth::NormalizeClientAddress(Metadata(call, auth::kGatewayClientAddressMetadata));
+  }
+  return auth::ClientAddressFromPeer(peer);
+}
 
 absl::StatusOr<auth::Principal> AuthenticateCall(const ApiContext& ctx,
                                                  const grpc::ServerContext* call) {
-  const auto& metadata = call->client_metadata();
-  auto it = metadata.find("authorization");
-  absl::string_view header;
-  if (it != metadata.end()) header = absl::string_view(it->second.data(), it->second.size());
-  return ctx.authenticator->Authenticate(header);
+  return ctx.authenticator->Authenticate(Metadata(call, "authorization"), CallerAddress(call));
 }
 
 void SetTimestamp(absl::Time time, google::protobuf::Timestamp* out) {

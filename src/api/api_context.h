@@ -42,9 +42,13 @@ struct ApiContext {
   absl::Duration view_wait_timeout = absl::Seconds(10);
 };
 
-// Authenticates a gRPC call from its `authorization` metadata.
+// Authenticates a gRPC call from its `authorization` metadata and its caller's address.
 absl::StatusOr<auth::Principal> AuthenticateCall(const ApiContext& ctx,
                                                  const grpc::ServerContext* call);
+
+// The IP address of the call's client: the network peer, or for the REST gateway's in-process
+// calls the HTTP client it names; "" for other in-process calls.
+std::string CallerAddress(const grpc::ServerContext* call);
 
 // The log's timestamp type from the injected clock.
 void SetTimestamp(absl::Time time, google::protobuf::Timestamp* out);

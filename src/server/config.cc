@@ -23,8 +23,22 @@ api:
 auth:
   # auto: anonymous access only for `regatta up` with every listener on loopback.
   anonymous: auto
-  anonymousGroups: [admins]
+  # Groups of the anonymous user. Unset: [admins] in auto mode, none with anonymous: true.
+  anonymousGroups: ~
+  # anonymous: true with a listener off loopback is refused at startup unless this is true.
+  allowAnonymousOnNetwork: false
   usersFile: ""
+  # argon2id checks of passwords that are not remembered from an earlier success.
+  passwordChecks:
+    # At once (64 MiB each with interactive limits); 0: half the cores, at least 1.
+    maxConcurrent: 0
+    # A check that finds no free slot within this is refused (UNAVAILABLE).
+    maxWait: 1s
+    # Failed checks allowed per client address and per user name: burst, then one per refill.
+    failuresPerSource: {burst: 20, refill: 3s}
+    failuresPerUser: {burst: 10, refill: 6s}
+    # Addresses and user names remembered for those limits.
+    trackedKeys: 10000
   permissionGroupMapping:
     submit_any_jobs: [admins]
     cancel_any_jobs: [admins]
@@ -551,6 +565,20 @@ absl::Status LoadTls(const YAML::Node& root, TlsConfig& t) {
   return absl::OkStatus();
 }
 
+absl::Status LoadPasswordChecks(const YAML::Node& root, auth::PasswordCheckLimits& l) {
+  const std::string key = "auth.passwordChecks";
+  ASSIGN_OR_RETURN(l.max_concurrent, Get<int>(root, key + ".maxConcurrent"));
+  ASSIGN_OR_RETURN(l.max_wait, GetDuration(root, key + ".maxWait"));
+  for (auto [name, limit] : {std::pair{".failuresPerSource", &l.per_source},
+                             std::pair{".failuresPerUser", &l.per_user}}) {
+    ASSIGN_OR_RETURN(limit->burst, Get<int>(root, key + name + ".burst"));
+    ASSIGN_OR_RETURN(limit->refill, GetDuration(root, key + name + ".refill"));
+  }
+  ASSIGN_OR_RETURN(int64_t tracked, Get<int64_t>(root, key + ".trackedKeys"));
+  l.tracked_keys = tracked < 0 ? 0 : static_cast<size_t>(tracked);
+  return auth::ValidatePasswordCheckLimits(l, key);
+}
+
 }  // namespace
 
 bool IsLoopbackListen(absl::string_view listen) {
@@ -599,8 +627,13 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
   if (c.anonymous_mode != "auto" && c.anonymous_mode != "true" && c.anonymous_mode != "false") {
     return absl::InvalidArgumentError("auth.anonymous: must be auto, true or false");
   }
-  ASSIGN_OR_RETURN(c.anonymous_groups, Get<std::vector<std::string>>(root, "auth.anonymousGroups"));
+  if (!root["auth"]["anonymousGroups"].IsNull()) {
+    ASSIGN_OR_RETURN(c.anonymous_groups,
+                     Get<std::vector<std::string>>(root, "auth.anonymousGroups"));
+  }
+  ASSIGN_OR_RETURN(c.allow_anonymous_on_network, Get<bool>(root, "auth.allowAnonymousOnNetwork"));
   ASSIGN_OR_RETURN(c.users_file, Get<std::string>(root, "auth.usersFile"));
+  RETURN_IF_ERROR(LoadPasswordChecks(root, c.password_limits));
   using Mapping = std::map<std::string, std::vector<std::string>>;
   ASSIGN_OR_RETURN(c.authorization.permission_group_mapping,
                    Get<Mapping>(root, "auth.permissionGroupMapping"));

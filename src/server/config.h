@@ -2,6 +2,7 @@
 #define REGATTA_SRC_SERVER_CONFIG_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,8 +101,12 @@ struct ServerConfig {
   int rest_threads = 2;
   // "auto": on for `regatta up` when every listener is on loopback; "true"; "false".
   std::string anonymous_mode;
-  std::vector<std::string> anonymous_groups;
+  // Unset: the mode's default (see ResolveAnonymousAccess).
+  std::optional<std::vector<std::string>> anonymous_groups;
+  // auth.allowAnonymousOnNetwork: anonymous access may be on with a listener off loopback.
+  bool allow_anonymous_on_network = false;
   std::string users_file;
+  auth::PasswordCheckLimits password_limits;
   auth::AuthorizationConfig authorization;
   OidcConfig oidc;
   api::SubmitPolicy submit_policy;

@@ -35,6 +35,7 @@
 #include "src/pipelines/schedule/controller.h"
 #include "src/scheduler/executor_registry.h"
 #include "src/scheduler/scheduler.h"
+#include "src/server/anonymous_access.h"
 #include "src/server/device_controller_backend.h"
 #include "src/server/oidc.h"
 #include "src/server/pipeline_backend.h"
@@ -89,6 +90,7 @@ struct Platform::Impl {
   std::string http_address;
   std::string data_dir;
   bool anonymous = false;
+  std::string anonymous_warning;
   bool stopped = false;
 };
 
@@ -194,17 +196,21 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
 
   // Authentication and authorization.
   auth::AuthConfig auth_config;
-  const bool loopback_only =
-      IsLoopbackListen(config.grpc_listen) && IsLoopbackListen(config.http_listen);
-  impl->anonymous = config.anonymous_mode == "true" ||
-                    (config.anonymous_mode == "auto" && mode == Mode::kUp && loopback_only);
-  if (config.anonymous_mode == "auto" && mode == Mode::kUp && !loopback_only) {
-    LOG_WARN("anonymous access is off because a listener is not on loopback", "grpc",
-             config.grpc_listen, "http", config.http_listen);
-  }
-  auth_config.anonymous_enabled = impl->anonymous;
+  const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
+  ASSIGN_OR_RETURN(AnonymousAccess anonymous,
+                   ResolveAnonymousAccess(config, mode == Mode::kUp,
+                                          embedded_executor && !config.executor.embedded_simulated
+                                              ? config.executor.logs_listen
+                                              : ""));
+  if (!anonymous.note.empty()) LOG_WARN(anonymous.note);
+  if (!anonymous.warning.empty()) LOG_ERROR(anonymous.warning);
+  impl->anonymous = anonymous.enabled;
+  impl->anonymous_warning = anonymous.warning;
+  auth_config.anonymous_enabled = anonymous.enabled;
+  auth_config.anonymous_groups = std::move(anonymous.groups);
+  auth_config.password_limits = config.password_limits;
+  auth_config.clock = clock;
   // The users file first: the embedded executor's token is added to what it holds.
-  auth_config.anonymous_groups = config.anonymous_groups;
   if (!config.users_file.empty()) {
     ASSIGN_OR_RETURN(auth_config.credentials, auth::LoadUsersFile(config.users_file));
   } else if (!impl->anonymous) {
@@ -558,6 +564,7 @@ const std::string& Platform::grpc_address() const { return impl_->grpc_address; 
 const std::string& Platform::http_address() const { return impl_->http_address; }
 const std::string& Platform::data_dir() const { return impl_->data_dir; }
 bool Platform::anonymous_enabled() const { return impl_->anonymous; }
+const std::string& Platform::anonymous_warning() const { return impl_->anonymous_warning; }
 eventlog::EventLog* Platform::log() { return impl_->log.get(); }
 store::Store* Platform::store() { return impl_->store.get(); }
 api::ExecutorService* Platform::executor_service() { return impl_->executor_service.get(); }

@@ -71,6 +71,8 @@ class Platform {
   const std::string& http_address() const;
   const std::string& data_dir() const;
   bool anonymous_enabled() const;
+  // Non-empty when anonymous access is on for a listener reachable from the network (forced).
+  const std::string& anonymous_warning() const;
 
   eventlog::EventLog* log();
   // The embedded executor (`regatta up`; simulated with --simulated-nodes), or null.

@@ -68,6 +68,10 @@ int Run(const UpFlags& flags, Mode mode) {
             << "  HTTP: " << (config->tls.on() ? "https://" : "http://")
             << (*platform)->http_address() << "\n"
             << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n";
+  if (!(*platform)->anonymous_warning().empty()) {
+    std::cout << "  WARNING: " << (*platform)->anonymous_warning() << "\n";
+    std::cerr << "regatta: WARNING: " << (*platform)->anonymous_warning() << std::endl;
+  }
   if (executor::Executor* e = (*platform)->local_executor();
       e != nullptr && !e->discovery_socket().empty()) {
     std::cout << "  device discovery: " << DirOf(e->discovery_socket())

@@ -93,7 +93,12 @@ class ExecutionTest : public ::testing::Test {
                                      "--data-dir",    (dir_ / "data").string(),
                                      "--grpc-listen", absl::StrCat("127.0.0.1:", grpc_port),
                                      "--http-listen", "127.0.0.1:0"};
-    if (verb == "server") argv.insert(argv.end(), {"--set", "auth.anonymous=true"});
+    // The separate executor connects without credentials: anonymous needs its admin groups
+    // named (auth.anonymous=true alone grants none).
+    if (verb == "server") {
+      argv.insert(argv.end(),
+                  {"--set", "auth.anonymous=true", "--set", "auth.anonymousGroups=[admins]"});
+    }
     for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
     server_ = std::make_unique<Child>();
     ASSERT_TRUE(server_->Start(argv, (dir_ / "server.stderr").string()));

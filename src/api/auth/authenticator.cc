@@ -17,6 +17,19 @@ namespace {
 
 constexpr char kInvalidUserOrPassword[] = "invalid username or password";
 
+// User names are remembered by the failure limit; a long one is remembered by its hash so that
+// the table's memory stays bounded.
+std::string UserKey(absl::string_view user) {
+  constexpr size_t kMaxKeyBytes = 128;
+  if (user.size() <= kMaxKeyBytes) return std::string(user);
+  return absl::StrCat("sha256:", Sha256Hex(user));
+}
+
+std::string RetryText(absl::Duration retry_after) {
+  return absl::StrCat(
+      std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(retry_after, absl::Seconds(1)))), "s");
+}
+
 // Length-prefixed so ("ab", "c") and ("a", "bc") hash differently.
 void AppendField(std::string& out, absl::string_view field) {
   uint64_t size = field.size();
@@ -35,6 +48,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(AuthConfig 
           absl::StrCat("anonymous.groups[", i, "]: must not be empty"));
     }
   }
+  RETURN_IF_ERROR(ValidatePasswordCheckLimits(config.password_limits, "passwordChecks"));
+  if (config.clock == nullptr) config.clock = RealClock::Get();
   return std::unique_ptr<Authenticator>(new Authenticator(std::move(config)));
 }
 
@@ -45,7 +60,11 @@ Authenticator::Authenticator(AuthConfig config)
       // Both generations together hold at most the configured number of keys.
       generation_capacity_(config.password_cache_capacity == 0
                                ? 0
-                               : std::max<size_t>(1, config.password_cache_capacity / 2)) {
+                               : std::max<size_t>(1, config.password_cache_capacity / 2)),
+      limits_(config.password_limits),
+      source_failures_(limits_.per_source, limits_.tracked_keys, config.clock),
+      user_failures_(limits_.per_user, limits_.tracked_keys, config.clock),
+      checks_in_progress_(EffectiveMaxConcurrent(limits_.max_concurrent)) {
   for (TokenEntry& token : config.credentials.tokens) {
     TokenPrincipal entry;
     DecodeSha256Hex(token.token_sha256, &entry.digest);  // validated in Create
@@ -63,8 +82,8 @@ Authenticator::Authenticator(AuthConfig config)
   randombytes_buf(cache_pepper_.data(), cache_pepper_.size());
 }
 
-absl::StatusOr<Principal> Authenticator::Authenticate(
-    absl::string_view authorization_header) const {
+absl::StatusOr<Principal> Authenticator::Authenticate(absl::string_view authorization_header,
+                                                      absl::string_view client_address) const {
   absl::string_view header = absl::StripAsciiWhitespace(authorization_header);
   if (header.empty()) {
     if (!anonymous_enabled_) {
@@ -78,7 +97,9 @@ absl::StatusOr<Principal> Authenticator::Authenticate(
       space == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(header.substr(space));
   // Auth schemes are case-insensitive (RFC 9110 section 11.1).
   if (absl::EqualsIgnoreCase(scheme, "Bearer")) return AuthenticateBearer(credentials);
-  if (absl::EqualsIgnoreCase(scheme, "Basic")) return AuthenticateBasic(credentials);
+  if (absl::EqualsIgnoreCase(scheme, "Basic")) {
+    return AuthenticateBasic(credentials, client_address);
+  }
   // The header is not echoed: if a client sent a bare secret, it must not end up in logs.
   return absl::UnauthenticatedError("unsupported authorization scheme (want Basic or Bearer)");
 }
@@ -100,7 +121,8 @@ absl::StatusOr<Principal> Authenticator::AuthenticateBearer(absl::string_view cr
   return absl::UnauthenticatedError("invalid bearer token");
 }
 
-absl::StatusOr<Principal> Authenticator::AuthenticateBasic(absl::string_view credentials) const {
+absl::StatusOr<Principal> Authenticator::AuthenticateBasic(absl::string_view credentials,
+                                                           absl::string_view client_address) const {
   absl::StatusOr<std::string> decoded = Base64Decode(credentials);
   if (!decoded.ok()) {
     return absl::UnauthenticatedError("malformed basic credentials: not valid base64");
@@ -114,24 +136,58 @@ absl::StatusOr<Principal> Authenticator::AuthenticateBasic(absl::string_view cre
   absl::string_view password = absl::string_view(*decoded).substr(colon + 1);
   auto it = users_.find(user);
   if (it == users_.end()) {
-    if (!decoy_hash_.empty()) {
-      ++password_verifications_;
-      (void)VerifyPassword(password, decoy_hash_);
-    }
+    if (decoy_hash_.empty()) return absl::UnauthenticatedError(kInvalidUserOrPassword);
+    // The same limits and cost as for a wrong password, so neither reveals which users exist.
+    RETURN_IF_ERROR(CheckPassword(user, password, decoy_hash_, client_address));
     return absl::UnauthenticatedError(kInvalidUserOrPassword);
   }
   const UserRecord& record = it->second;
   const Sha256Digest key = CacheKey(user, password, record.password_hash);
+  // A remembered success is answered before any limit: clients that logged in keep working
+  // while someone floods the server with wrong passwords.
   if (CacheLookup(key)) {
     ++password_cache_hits_;
     return record.principal;
   }
-  ++password_verifications_;
-  if (!VerifyPassword(password, record.password_hash)) {
-    return absl::UnauthenticatedError(kInvalidUserOrPassword);
-  }
+  RETURN_IF_ERROR(CheckPassword(user, password, record.password_hash, client_address));
   CacheInsert(key);
   return record.principal;
+}
+
+absl::Status Authenticator::CheckPassword(absl::string_view user, absl::string_view password,
+                                          const std::string& hash,
+                                          absl::string_view client_address) const {
+  // A check takes a failure allowance up front (so concurrent guesses cannot overrun the limit)
+  // and gives it back if the password is right.
+  const std::string user_key = UserKey(user);
+  absl::Duration retry_after;
+  if (!client_address.empty() && !source_failures_.TryTake(client_address, &retry_after)) {
+    ++password_checks_rate_limited_;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many failed password checks from this address; retry in ", RetryText(retry_after)));
+  }
+  auto give_back = [&] {
+    if (!client_address.empty()) source_failures_.GiveBack(client_address);
+  };
+  if (!user_failures_.TryTake(user_key, &retry_after)) {
+    give_back();
+    ++password_checks_rate_limited_;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many failed password checks for this user; retry in ", RetryText(retry_after)));
+  }
+  if (!checks_in_progress_.Acquire(limits_.max_wait)) {
+    give_back();
+    user_failures_.GiveBack(user_key);
+    ++password_checks_busy_;
+    return absl::UnavailableError("too many password checks in progress, retry later");
+  }
+  ++password_verifications_;
+  const bool ok = VerifyPassword(password, hash);
+  checks_in_progress_.Release();
+  if (!ok) return absl::UnauthenticatedError(kInvalidUserOrPassword);
+  give_back();
+  user_failures_.GiveBack(user_key);
+  return absl::OkStatus();
 }
 
 Sha256Digest Authenticator::CacheKey(absl::string_view user, absl::string_view password,
@@ -174,6 +230,9 @@ Authenticator::Stats Authenticator::GetStats() const {
   Stats stats;
   stats.password_verifications = password_verifications_.load();
   stats.password_cache_hits = password_cache_hits_.load();
+  stats.password_checks_rate_limited = password_checks_rate_limited_.load();
+  stats.password_checks_busy = password_checks_busy_.load();
+  stats.password_checks_in_progress = checks_in_progress_.in_use();
   absl::MutexLock lock(&cache_mu_);
   // An entry promoted from `previous` is counted once.
   stats.password_cache_size = cache_current_.size();

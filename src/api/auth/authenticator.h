@@ -14,9 +14,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "src/api/auth/crypto.h"
+#include "src/api/auth/password_limits.h"
 #include "src/api/auth/principal.h"
 #include "src/api/auth/token_verifier.h"
 #include "src/api/auth/users_file.h"
+#include "src/common/clock.h"
 
 namespace regatta::auth {
 
@@ -33,6 +35,10 @@ struct AuthConfig {
   size_t password_cache_capacity = 10'000;
   // Verifies bearer tokens shaped like JWTs that match no static token; null: OIDC is off.
   std::shared_ptr<const TokenVerifier> jwt_verifier;
+  // Bounds on the argon2id checks that are not answered from the cache.
+  PasswordCheckLimits password_limits;
+  // For the failure limits' windows; null: the real clock.
+  const Clock* clock = nullptr;
 };
 
 // Turns the value of an HTTP `Authorization` header (or gRPC `authorization` metadata) into a
@@ -43,14 +49,22 @@ class Authenticator {
   // Validates the config (ValidateUsersFile); INVALID_ARGUMENT naming the entry otherwise.
   static absl::StatusOr<std::unique_ptr<Authenticator>> Create(AuthConfig config);
 
-  // `authorization_header` is empty when the request carried none. Every failure is
-  // UNAUTHENTICATED; the message never says whether the user name or the password was wrong.
-  absl::StatusOr<Principal> Authenticate(absl::string_view authorization_header) const;
+  // `authorization_header` is empty when the request carried none; `client_address` is the
+  // caller's IP address ("" if unknown or in-process: no per-address limit). Wrong credentials
+  // are UNAUTHENTICATED; the message never says whether the user name or the password was wrong.
+  // A password check that is not answered from the cache may instead be refused before it runs:
+  // RESOURCE_EXHAUSTED when the address or the user name has had too many failed checks lately,
+  // UNAVAILABLE when too many checks are running already. Bearer tokens are never limited.
+  absl::StatusOr<Principal> Authenticate(absl::string_view authorization_header,
+                                         absl::string_view client_address = "") const;
 
   struct Stats {
     uint64_t password_verifications = 0;  // argon2id runs (slow path)
     uint64_t password_cache_hits = 0;
     size_t password_cache_size = 0;
+    uint64_t password_checks_rate_limited = 0;  // refused by a failure limit
+    uint64_t password_checks_busy = 0;          // refused: no free slot in time
+    int password_checks_in_progress = 0;
   };
   Stats GetStats() const;
 
@@ -70,7 +84,11 @@ class Authenticator {
   explicit Authenticator(AuthConfig config);
 
   absl::StatusOr<Principal> AuthenticateBearer(absl::string_view credentials) const;
-  absl::StatusOr<Principal> AuthenticateBasic(absl::string_view credentials) const;
+  absl::StatusOr<Principal> AuthenticateBasic(absl::string_view credentials,
+                                              absl::string_view client_address) const;
+  // Runs VerifyPassword within the failure limits and the concurrency bound.
+  absl::Status CheckPassword(absl::string_view user, absl::string_view password,
+                             const std::string& hash, absl::string_view client_address) const;
   Sha256Digest CacheKey(absl::string_view user, absl::string_view password,
                         absl::string_view stored_hash) const;
   bool CacheLookup(const Sha256Digest& key) const;
@@ -96,8 +114,15 @@ class Authenticator {
   mutable absl::flat_hash_set<Sha256Digest> cache_current_ ABSL_GUARDED_BY(cache_mu_);
   mutable absl::flat_hash_set<Sha256Digest> cache_previous_ ABSL_GUARDED_BY(cache_mu_);
 
+  const PasswordCheckLimits limits_;
+  mutable FailureLimiter source_failures_;
+  mutable FailureLimiter user_failures_;
+  mutable ConcurrencyLimit checks_in_progress_;
+
   mutable std::atomic<uint64_t> password_verifications_{0};
   mutable std::atomic<uint64_t> password_cache_hits_{0};
+  mutable std::atomic<uint64_t> password_checks_rate_limited_{0};
+  mutable std::atomic<uint64_t> password_checks_busy_{0};
 };
 
 }  // namespace regatta::auth

@@ -10,6 +10,11 @@ namespace regatta::auth {
 // Reserved: the users file may not define a user or token with this name.
 inline constexpr char kAnonymousPrincipalName[] = "anonymous";
 
+// gRPC metadata in which the REST gateway passes on the address of its HTTP client. Trusted only
+// on calls that arrive in-process (the gateway's channel); from the network it is ignored, so a
+// caller cannot choose which address its failed password checks are counted against.
+inline constexpr char kGatewayClientAddressMetadata[] = "x-regatta-gateway-client-address";
+
 // Who made a request, as established by the Authenticator.
 struct Principal {
   std::string name;

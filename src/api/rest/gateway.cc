@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "nlohmann/json.hpp"
+#include "src/api/auth/principal.h"
 #include "src/api/rest/errors.h"
 #include "src/api/rest/proto_json.h"
 #include "src/api/rest/router.h"
@@ -81,6 +82,14 @@ void CallTracker::CancelAll() {
   for (grpc::ClientContext* context : calls_) context->TryCancel();
 }
 
+void ForwardCaller(grpc::ClientContext* context, const std::string& authorization,
+                   const std::string& client_address) {
+  if (!authorization.empty()) context->AddMetadata("authorization", authorization);
+  if (!client_address.empty()) {
+    context->AddMetadata(auth::kGatewayClientAddressMetadata, client_address);
+  }
+}
+
 Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
     : options_(std::move(options)),
       channel_(std::move(channel)),
@@ -95,20 +104,20 @@ Gateway::Gateway(std::shared_ptr<grpc::Channel> channel, GatewayOptions options)
 
 std::unique_ptr<grpc::ClientReader<v1::JobSetEvent>> Gateway::OpenEventStream(
     grpc::ClientContext* context, const EventStreamPlan& plan) {
-  if (!plan.authorization.empty()) context->AddMetadata("authorization", plan.authorization);
+  ForwardCaller(context, plan.authorization, plan.client_address);
   return events_->GetJobSetEvents(context, plan.request);
 }
 
 std::unique_ptr<grpc::ClientReader<v1::LogChunk>> Gateway::OpenLogStream(
     grpc::ClientContext* context, const LogStreamPlan& plan) {
-  if (!plan.authorization.empty()) context->AddMetadata("authorization", plan.authorization);
+  ForwardCaller(context, plan.authorization, plan.client_address);
   return jobs_->GetJobLogs(context, plan.request);
 }
 
 HttpResponse Gateway::EventsAsJson(const HttpRequest& request,
                                    const v1::JobSetEventsRequest& events_request) {
   grpc::ClientContext context;
-  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
+  ForwardCaller(&context, request.authorization, request.client_address);
   context.set_deadline(std::chrono::system_clock::now() +
                        absl::ToChronoMilliseconds(options_.call_timeout));
   if (!tracker_.Register(&context)) {
@@ -353,6 +362,7 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     case RouteId::kGetJobLogs: {
       LogStreamPlan plan;
       plan.authorization = request.authorization;
+      plan.client_address = request.client_address;
       if (absl::Status s = query_into(&plan.request, {{}, {"job_id"}}); !s.ok()) {
         return ErrorResponse(s);
       }
@@ -364,6 +374,7 @@ GatewayResult Gateway::Handle(const HttpRequest& request) {
     case RouteId::kJobSetEvents: {
       EventStreamPlan plan;
       plan.authorization = request.authorization;
+      plan.client_address = request.client_address;
       if (absl::Status s = query_into(&plan.request, {{}, {"queue", "job_set"}}); !s.ok()) {
         return ErrorResponse(s);
       }

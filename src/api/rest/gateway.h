@@ -48,6 +48,7 @@ class CallTracker {
 struct EventStreamPlan {
   regatta::v1::JobSetEventsRequest request;
   std::string authorization;
+  std::string client_address;
 };
 
 // A request for a job's log (GET /v1/jobs/{id}/logs); the server runs it on its own thread
@@ -55,7 +56,12 @@ struct EventStreamPlan {
 struct LogStreamPlan {
   regatta::v1::GetJobLogsRequest request;
   std::string authorization;
+  std::string client_address;
 };
+
+// Passes the HTTP client's credentials and address on to the gRPC call.
+void ForwardCaller(grpc::ClientContext* context, const std::string& authorization,
+                   const std::string& client_address);
 
 using GatewayResult = std::variant<HttpResponse, EventStreamPlan, LogStreamPlan>;
 
@@ -124,7 +130,7 @@ class Gateway {
 template <typename Response, typename Invoke>
 HttpResponse Gateway::Unary(const HttpRequest& request, Invoke invoke) {
   grpc::ClientContext context;
-  if (!request.authorization.empty()) context.AddMetadata("authorization", request.authorization);
+  ForwardCaller(&context, request.authorization, request.client_address);
   context.set_deadline(std::chrono::system_clock::now() +
                        absl::ToChronoMilliseconds(options_.call_timeout));
   if (!tracker_.Register(&context)) {

@@ -18,6 +18,8 @@ struct HttpRequest {
   std::string accept;
   std::string last_event_id;
   std::string body;
+  // The IP address of the HTTP client (empty if unknown), passed on for per-address limits.
+  std::string client_address;
 };
 
 struct HttpResponse {

@@ -205,7 +205,16 @@ class Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket), std::move(tls)),
         state_(std::move(state)),
         keepalive_timer_(stream_.get_executor()),
-        header_timer_(stream_.get_executor()) {}
+        header_timer_(stream_.get_executor()) {
+    beast::error_code ec;
+    const net::ip::address address = stream_.socket().remote_endpoint(ec).address();
+    if (!ec) {
+      client_address_ =
+          address.is_v6() && address.to_v6().is_v4_mapped()
+              ? net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6()).to_string()
+              : address.to_string();
+    }
+  }
 
   ~Session() {
     if (call_) call_->Cancel();
@@ -318,6 +327,7 @@ class Session : public std::enable_shared_from_this<Session> {
     in.accept = ToStd(request[http::field::accept]);
     in.last_event_id = ToStd(request["Last-Event-ID"]);
     in.body = std::move(request.body());
+    in.client_address = client_address_;
     keep_alive_ = request.keep_alive();
     // A unary call's own deadline bounds how long this takes.
     stream_.expires_never();
@@ -528,6 +538,7 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = false;
   bool closed_ = false;
+  std::string client_address_;
   bool lingering_ = false;
   bool reading_ = false;
   size_t drained_ = 0;

@@ -76,12 +76,16 @@ bool ProcessIsAlive(pid_t pid, uint64_t start_time) {
   return stat.ok() && stat->state != 'Z' && stat->start_time == start_time;
 }
 
-bool GroupHasLiveMembers(pid_t pgid) {
+bool GroupHasLiveMembers(pid_t pgid) { return !GroupsWithLiveMembers({pgid}).empty(); }
+
+std::set<pid_t> GroupsWithLiveMembers(const std::set<pid_t>& pgids) {
+  std::set<pid_t> live;
+  if (pgids.empty()) return live;
   for (pid_t pid : ListPids()) {
     absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
-    if (stat.ok() && stat->pgrp == pgid && stat->state != 'Z') return true;
+    if (stat.ok() && stat->state != 'Z' && pgids.count(stat->pgrp) > 0) live.insert(stat->pgrp);
   }
-  return false;
+  return live;
 }
 
 void ReapGroup(pid_t pgid) {
@@ -98,18 +102,38 @@ void ReapGroup(pid_t pgid) {
 }
 
 bool KillGroupAndWait(pid_t pgid, absl::Duration timeout) {
-  if (!IsForeignGroup(pgid)) return true;
-  absl::Time start = absl::Now();
-  while (true) {
-    ReapGroup(pgid);
-    if (::kill(-pgid, SIGKILL) != 0 && errno == ESRCH) return true;
-    absl::Duration waited = absl::Now() - start;
+  return KillGroupsAndWait({pgid}, timeout).empty();
+}
+
+std::set<pid_t> KillGroupsAndWait(const std::set<pid_t>& pgids, absl::Duration timeout) {
+  std::set<pid_t> left;
+  for (pid_t pgid : pgids) {
+    if (IsForeignGroup(pgid)) left.insert(pgid);
+  }
+  const absl::Time start = absl::Now();
+  absl::Time next_scan = start + absl::Milliseconds(10);
+  while (!left.empty()) {
+    for (auto it = left.begin(); it != left.end();) {
+      ReapGroup(*it);
+      if (::kill(-*it, SIGKILL) != 0 && errno == ESRCH) {
+        it = left.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (left.empty()) break;
+    const absl::Time now = absl::Now();
     // Killed processes that are not our children linger as zombies until their parent (often
-    // init) reaps them.
-    if (waited > absl::Milliseconds(100) && !GroupHasLiveMembers(pgid)) return true;
-    if (waited > timeout) return false;
+    // init) reaps them: a group of only zombies is gone. One /proc scan covers every group.
+    if (now >= next_scan) {
+      left = GroupsWithLiveMembers(left);
+      next_scan = now + absl::Milliseconds(10);
+      if (left.empty()) break;
+    }
+    if (now - start > timeout) break;
     absl::SleepFor(absl::Milliseconds(2));
   }
+  return left;
 }
 
 std::vector<pid_t> FindOrphanZombies(const std::set<pid_t>& groups,

@@ -45,6 +45,14 @@ void ReapGroup(pid_t pgid);
 // remained at `timeout`.
 bool KillGroupAndWait(pid_t pgid, absl::Duration timeout);
 
+// KillGroupAndWait for many groups at once: every group is signalled at the start and all share
+// one deadline, so N groups take about as long as one. Returns the groups that still had members
+// at `timeout`.
+std::set<pid_t> KillGroupsAndWait(const std::set<pid_t>& pgids, absl::Duration timeout);
+
+// The process groups among `pgids` that have a member other than a zombie (one /proc scan).
+std::set<pid_t> GroupsWithLiveMembers(const std::set<pid_t>& pgids);
+
 // Zombie children of this process that were reparented to it (it is a child subreaper) from
 // process groups or sessions that are not its own: orphans of runs. `groups` are the process
 // groups of runs; their `exclude` leaders are left for their own waitid.

@@ -1000,29 +1000,39 @@ class ProcessSupervisorImpl final : public ProcessSupervisor {
     // Kill whatever is left of unfinished runs: the recorded process group if its leader is
     // still the recorded process, and any process still writing to the run's log (which also
     // covers a crash between spawn and recording the pid, and a corrupt state file).
+    // Every group is signalled first and then all are waited for together: one after another,
+    // 100 leftover runs took ~10 s (each group's zombies wait for their parent to reap them).
     std::set<std::string> log_paths;
     std::map<std::string, bool> found_processes;  // by run id
+    std::map<pid_t, std::string> groups;          // pgid -> run id, for the log
     for (const Pending& p : unfinished) {
       log_paths.insert(absl::StrCat(p.dir, "/", local::kLogFile));
       if (!p.state || p.state->pid <= 0) continue;
       if (local::ProcessIsAlive(p.state->pid, p.state->pid_start_time)) {
         LOG_WARN("killing the process group of a run left by an earlier executor", "run_id",
                  p.run_id, "pgid", p.state->pid);
-        if (!local::KillGroupAndWait(p.state->pid, kRecoveryKillTimeout)) {
-          LOG_WARN("a recovered run's process group is still there", "run_id", p.run_id);
-        }
+        SignalGroup(p.state->pid, SIGKILL);
+        groups[p.state->pid] = p.run_id;
         found_processes[p.run_id] = true;
       }
       if (!p.state->cgroup_dir.empty()) CgroupMemory::KillAll(p.state->cgroup_dir);
     }
-    for (const auto& [path, groups] : local::FindGroupsWritingTo(log_paths)) {
-      for (pid_t pgid : groups) {
-        LOG_WARN("killing leftover processes writing to a run's log", "log", path, "pgid", pgid);
-        local::KillGroupAndWait(pgid, kRecoveryKillTimeout);
-      }
+    for (const auto& [path, writers] : local::FindGroupsWritingTo(log_paths)) {
       for (const Pending& p : unfinished) {
-        if (absl::StrCat(p.dir, "/", local::kLogFile) == path) found_processes[p.run_id] = true;
+        if (absl::StrCat(p.dir, "/", local::kLogFile) != path) continue;
+        found_processes[p.run_id] = true;
+        for (pid_t pgid : writers) {
+          if (groups.count(pgid) > 0) continue;
+          LOG_WARN("killing leftover processes writing to a run's log", "log", path, "pgid", pgid);
+          groups[pgid] = p.run_id;
+        }
       }
+    }
+    std::set<pid_t> pgids;
+    for (const auto& [pgid, run_id] : groups) pgids.insert(pgid);
+    for (pid_t pgid : local::KillGroupsAndWait(pgids, kRecoveryKillTimeout)) {
+      LOG_WARN("a recovered run's process group is still there", "run_id", groups[pgid], "pgid",
+               pgid);
     }
     for (Pending& p : unfinished) {
       RecoveredRun run;

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/api/auth/password.h"
+#include "tests/unit/auth/test_util.h"
 
 namespace regatta::auth {
 namespace {
@@ -40,10 +41,7 @@ class AuthenticatorTest : public ::testing::Test {
   }
 
   static std::unique_ptr<Authenticator> Make(AuthConfig config) {
-    absl::StatusOr<std::unique_ptr<Authenticator>> authenticator =
-        Authenticator::Create(std::move(config));
-    EXPECT_TRUE(authenticator.ok()) << authenticator.status();
-    return authenticator.ok() ? std::move(*authenticator) : nullptr;
+    return testing::MakeAuthenticator(std::move(config));
   }
 
   static void ExpectUnauthenticated(const absl::StatusOr<Principal>& result,
