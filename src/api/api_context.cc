@@ -18,8 +18,10 @@ absl::string_view Metadata(const grpc::ServerContext* call, absl::string_view ke
 
 std::string CallerAddress(const grpc::ServerContext* call) {
   const std::string peer = call->peer();
-  // Only the REST gateway's in-process calls may say who their client is.
-  if (absl::StartsWith(peer, "inproc")) {
+  // Only the REST gateway's in-process calls may say who their client is. gRPC 1.51 names the
+  // peer of an in-process call "unknown" (later versions "inproc"); network peers are
+  // "ipv4:...", "ipv6:..." (or "unix:...") and cannot pass for one.
+  if (peer == "unknown" || absl::StartsWith(peer, "inproc")) {
     return auth::NormalizeClientAddress(Metadata(call, auth::kGatewayClientAddressMetadata));
   }
   return auth::ClientAddressFromPeer(peer);

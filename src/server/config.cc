@@ -34,6 +34,9 @@ auth:
     maxConcurrent: 0
     # A check that finds no free slot within this is refused (UNAVAILABLE).
     maxWait: 1s
+    # A check refused by the failure limits below is answered after this long (at most 256 at
+    # once), so that clients retrying in a loop do not keep the server busy.
+    refusalDelay: 1s
     # Failed checks allowed per client address and per user name: burst, then one per refill.
     failuresPerSource: {burst: 20, refill: 3s}
     failuresPerUser: {burst: 10, refill: 6s}
@@ -569,6 +572,7 @@ absl::Status LoadPasswordChecks(const YAML::Node& root, auth::PasswordCheckLimit
   const std::string key = "auth.passwordChecks";
   ASSIGN_OR_RETURN(l.max_concurrent, Get<int>(root, key + ".maxConcurrent"));
   ASSIGN_OR_RETURN(l.max_wait, GetDuration(root, key + ".maxWait"));
+  ASSIGN_OR_RETURN(l.refusal_delay, GetDuration(root, key + ".refusalDelay"));
   for (auto [name, limit] : {std::pair{".failuresPerSource", &l.per_source},
                              std::pair{".failuresPerUser", &l.per_user}}) {
     ASSIGN_OR_RETURN(limit->burst, Get<int>(root, key + name + ".burst"));

@@ -24,6 +24,7 @@ using ::testing::HasSubstr;
 // 200 callers send wrong passwords for an interactive-cost (64 MiB) hash as fast as the server
 // answers, while one client keeps making calls with a bearer token.
 struct FloodOutcome {
+  int64_t rss_before = 0;
   int64_t peak_rss = 0;
   absl::Duration token_p99;
   int token_calls = 0;
@@ -32,6 +33,7 @@ struct FloodOutcome {
 
 FloodOutcome Flood(server::Platform& platform, int callers, absl::Duration duration,
                    const std::function<std::shared_ptr<grpc::Channel>()>& new_channel) {
+  const int64_t rss_before = RssBytes();
   std::atomic<bool> stop{false};
   std::atomic<int> flood_calls{0};
   std::vector<std::thread> threads;
@@ -52,6 +54,7 @@ FloodOutcome Flood(server::Platform& platform, int callers, absl::Duration durat
     });
   }
   FloodOutcome outcome;
+  outcome.rss_before = rss_before;
   std::thread sampler([&] {
     while (!stop) {
       outcome.peak_rss = std::max(outcome.peak_rss, RssBytes());
@@ -88,9 +91,9 @@ FloodOutcome Flood(server::Platform& platform, int callers, absl::Duration durat
 TEST_F(PasswordLimitsTest, FloodOfWrongPasswordsKeepsMemoryAndTokenCallsBounded) {
   Start(auth::PasswordHashParams::Interactive());
   FloodOutcome outcome = Flood(*platform_, 200, absl::Seconds(4), [this] { return NewChannel(); });
-  std::cerr << "default limits: peak RSS " << outcome.peak_rss / (1 << 20) << " MiB, token p99 "
-            << outcome.token_p99 << " over " << outcome.token_calls << " calls, "
-            << outcome.flood_calls << " flood calls\n";
+  std::cerr << "default limits: RSS " << outcome.rss_before / (1 << 20) << " MiB before, peak "
+            << outcome.peak_rss / (1 << 20) << " MiB, token p99 " << outcome.token_p99 << " over "
+            << outcome.token_calls << " calls, " << outcome.flood_calls << " flood calls\n";
   EXPECT_LT(outcome.peak_rss, 200LL << 20);
   EXPECT_LT(outcome.token_p99, absl::Milliseconds(50));
   EXPECT_GE(outcome.token_calls, 50);
@@ -102,9 +105,9 @@ TEST_F(PasswordLimitsTest, WithoutFailureLimitsTheConcurrencyBoundStillHolds) {
         {"auth.passwordChecks.failuresPerSource.burst=0",
          "auth.passwordChecks.failuresPerUser.burst=0", "auth.passwordChecks.maxConcurrent=1"});
   FloodOutcome outcome = Flood(*platform_, 200, absl::Seconds(4), [this] { return NewChannel(); });
-  std::cerr << "no failure limits: peak RSS " << outcome.peak_rss / (1 << 20) << " MiB, token p99 "
-            << outcome.token_p99 << " over " << outcome.token_calls << " calls, "
-            << outcome.flood_calls << " flood calls\n";
+  std::cerr << "no failure limits: RSS " << outcome.rss_before / (1 << 20) << " MiB before, peak "
+            << outcome.peak_rss / (1 << 20) << " MiB, token p99 " << outcome.token_p99 << " over "
+            << outcome.token_calls << " calls, " << outcome.flood_calls << " flood calls\n";
   EXPECT_LT(outcome.peak_rss, 200LL << 20);
   EXPECT_LT(outcome.token_p99, absl::Milliseconds(50));
 }

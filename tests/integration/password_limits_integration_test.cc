@@ -22,7 +22,8 @@ using ::testing::HasSubstr;
 
 TEST_F(PasswordLimitsTest, RestFailuresCountAgainstTheHttpClientsAddress) {
   Start(auth::PasswordHashParams::Minimum(),
-        {"auth.passwordChecks.failuresPerSource={burst: 5, refill: 1h}"});
+        {"auth.passwordChecks.failuresPerSource={burst: 5, refill: 1h}",
+         "auth.passwordChecks.refusalDelay=0s"});
   // Different (unknown) user names, so only the per-address limit can apply.
   for (int i = 0; i < 5; ++i) {
     EXPECT_THAT(HttpFrom("127.0.0.2", http_port_, Basic(absl::StrCat("u", i), "x")),
@@ -39,7 +40,8 @@ TEST_F(PasswordLimitsTest, RestFailuresCountAgainstTheHttpClientsAddress) {
 
 TEST_F(PasswordLimitsTest, GrpcCallersCannotChooseTheirAddress) {
   Start(auth::PasswordHashParams::Minimum(),
-        {"auth.passwordChecks.failuresPerSource={burst: 3, refill: 1h}"});
+        {"auth.passwordChecks.failuresPerSource={burst: 3, refill: 1h}",
+         "auth.passwordChecks.refusalDelay=0s"});
   auto stub = regatta::v1::QueueService::NewStub(NewChannel());
   for (int i = 0; i < 3; ++i) {
     // A different claimed address each time: ignored, the peer 127.0.0.1 is counted.

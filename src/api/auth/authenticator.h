@@ -86,6 +86,8 @@ class Authenticator {
   absl::StatusOr<Principal> AuthenticateBearer(absl::string_view credentials) const;
   absl::StatusOr<Principal> AuthenticateBasic(absl::string_view credentials,
                                               absl::string_view client_address) const;
+  // Waits before a refusal by a failure limit (see PasswordCheckLimits::refusal_delay).
+  void DelayRefusal(absl::Duration retry_after) const;
   // Runs VerifyPassword within the failure limits and the concurrency bound.
   absl::Status CheckPassword(absl::string_view user, absl::string_view password,
                              const std::string& hash, absl::string_view client_address) const;
@@ -118,6 +120,7 @@ class Authenticator {
   mutable FailureLimiter source_failures_;
   mutable FailureLimiter user_failures_;
   mutable ConcurrencyLimit checks_in_progress_;
+  mutable std::atomic<int> delayed_refusals_{0};
 
   mutable std::atomic<uint64_t> password_verifications_{0};
   mutable std::atomic<uint64_t> password_cache_hits_{0};

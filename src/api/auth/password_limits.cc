@@ -32,6 +32,9 @@ absl::Status ValidatePasswordCheckLimits(const PasswordCheckLimits& limits,
   if (limits.max_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, ".maxWait: must be >= 0"));
   }
+  if (limits.refusal_delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, ".refusalDelay: must be >= 0"));
+  }
   RETURN_IF_ERROR(CheckFailureLimit(limits.per_source, absl::StrCat(prefix, ".failuresPerSource")));
   RETURN_IF_ERROR(CheckFailureLimit(limits.per_user, absl::StrCat(prefix, ".failuresPerUser")));
   if (limits.tracked_keys < 1 || limits.tracked_keys > 10'000'000) {

@@ -31,6 +31,10 @@ struct PasswordCheckLimits {
   int max_concurrent = 0;
   // How long a check waits for a free slot before it is refused as UNAVAILABLE.
   absl::Duration max_wait = absl::Seconds(1);
+  // A check refused by a failure limit is answered after this long (or its retry-after, if
+  // shorter), so that clients retrying in a loop cannot keep the server busy with refusals. At
+  // most kMaxDelayedRefusals wait at once; the rest are answered at once.
+  absl::Duration refusal_delay = absl::Seconds(1);
   FailureLimit per_source{20, absl::Seconds(3)};
   FailureLimit per_user{10, absl::Seconds(6)};
   // Client addresses (and, separately, user names) remembered for the failure limits; the least
@@ -38,8 +42,11 @@ struct PasswordCheckLimits {
   size_t tracked_keys = 10'000;
 };
 
+inline constexpr int kMaxDelayedRefusals = 256;
+
 // INVALID_ARGUMENT naming the field under `prefix` (e.g. "auth.passwordChecks.maxWait") for a
-// negative count or wait, a burst without a positive refill, or tracked_keys outside 1..10^7.
+// negative count, wait or delay, a burst without a positive refill, or tracked_keys
+// outside 1..10^7.
 absl::Status ValidatePasswordCheckLimits(const PasswordCheckLimits& limits,
                                          absl::string_view prefix);
 

@@ -38,6 +38,7 @@ class AuthenticatorLimitsTest : public ::testing::Test {
     config.credentials.tokens = {{"ci-bot", HashToken("ci-token"), {}}};
     config.password_limits.per_source = {3, absl::Seconds(10)};
     config.password_limits.per_user = {100, absl::Seconds(1)};
+    config.password_limits.refusal_delay = absl::ZeroDuration();
     config.clock = &clock_;
     return config;
   }
@@ -178,6 +179,28 @@ TEST_F(AuthenticatorLimitsTest, TooManyChecksAtOnceAreRefusedAsUnavailable) {
   flood.join();
   EXPECT_GE(unavailable, 1);
   EXPECT_GE(authenticator->GetStats().password_checks_busy, 1u);
+}
+
+TEST_F(AuthenticatorLimitsTest, RefusalsAreAnsweredAfterTheDelay) {
+  AuthConfig config = Config();
+  config.password_limits.per_source = {1, absl::Seconds(10)};
+  config.password_limits.refusal_delay = absl::Milliseconds(200);
+  auto authenticator = Make(std::move(config));
+  absl::Time start = absl::Now();
+  ExpectCode(authenticator->Authenticate(Basic("alice", "wrong"), "10.0.0.9"),
+             absl::StatusCode::kUnauthenticated, "invalid username or password");
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(150));
+  start = absl::Now();
+  ExpectCode(authenticator->Authenticate(Basic("alice", "wrong"), "10.0.0.9"),
+             absl::StatusCode::kResourceExhausted, "from this address");
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(195));
+  EXPECT_EQ(authenticator->GetStats().password_verifications, 1u);
+  // Never longer than the time until the next allowance.
+  clock_.Advance(absl::Seconds(9) + absl::Milliseconds(950));
+  start = absl::Now();
+  ExpectCode(authenticator->Authenticate(Basic("alice", "wrong"), "10.0.0.9"),
+             absl::StatusCode::kResourceExhausted, "from this address");
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(150));
 }
 
 TEST_F(AuthenticatorLimitsTest, InvalidLimitsAreRefused) {

@@ -104,6 +104,7 @@ TEST(PasswordChecksConfigTest, DefaultsAndErrorsNameTheKey) {
   ServerConfig config = Load({});
   EXPECT_EQ(config.password_limits.max_concurrent, 0);
   EXPECT_EQ(config.password_limits.max_wait, absl::Seconds(1));
+  EXPECT_EQ(config.password_limits.refusal_delay, absl::Seconds(1));
   EXPECT_EQ(config.password_limits.per_source.burst, 20);
   EXPECT_EQ(config.password_limits.per_source.refill, absl::Seconds(3));
   EXPECT_EQ(config.password_limits.per_user.burst, 10);
