@@ -69,8 +69,8 @@ int Run(const UpFlags& flags, Mode mode) {
             << (*platform)->http_address() << "\n"
             << "  anonymous access: " << ((*platform)->anonymous_enabled() ? "on" : "off") << "\n";
   if (!(*platform)->anonymous_warning().empty()) {
+    // Next to the addresses, where whoever starts the server looks (the log has it too).
     std::cout << "  WARNING: " << (*platform)->anonymous_warning() << "\n";
-    std::cerr << "regatta: WARNING: " << (*platform)->anonymous_warning() << std::endl;
   }
   if (executor::Executor* e = (*platform)->local_executor();
       e != nullptr && !e->discovery_socket().empty()) {

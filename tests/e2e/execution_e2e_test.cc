@@ -101,10 +101,8 @@ class ExecutionTest : public ::testing::Test {
     }
     for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
     server_ = std::make_unique<Child>();
-    ASSERT_TRUE(server_->Start(argv, (dir_ / "server.stderr").string()));
-    auto grpc_line = server_->WaitForLine("gRPC: ", std::chrono::seconds(30));
-    ASSERT_TRUE(grpc_line.has_value()) << Slurp((dir_ / "server.stderr").string());
-    grpc_ = grpc_line->substr(grpc_line->find("gRPC: ") + 6);
+    grpc_ = StartServerProcess(*server_, argv, (dir_ / "server.stderr").string());
+    ASSERT_FALSE(grpc_.empty()) << Slurp((dir_ / "server.stderr").string());
   }
 
   void StartExecutor(const std::vector<std::string>& sets = {}) {

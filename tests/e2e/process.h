@@ -170,6 +170,15 @@ class Child {
   std::string output_;
 };
 
+// Starts a server (`regatta up` or `regatta server`) as `child` and waits for the gRPC address
+// it prints; "" if it did not start (its stderr is in `stderr_path`).
+inline std::string StartServerProcess(Child& child, const std::vector<std::string>& argv,
+                                      const std::string& stderr_path) {
+  if (!child.Start(argv, stderr_path)) return "";
+  std::optional<std::string> line = child.WaitForLine("gRPC: ", std::chrono::seconds(30));
+  return line.has_value() ? line->substr(line->find("gRPC: ") + 6) : "";
+}
+
 }  // namespace regatta::testing
 
 #endif  // REGATTA_TESTS_E2E_PROCESS_H_

@@ -2,7 +2,7 @@
 #define REGATTA_TESTS_INTEGRATION_PASSWORD_LIMITS_FIXTURE_H_
 
 // The server in-process with one user whose password hash has the cost the test picks, and
-// helpers to call it over HTTP from a chosen loopback address and to read this process's RSS.
+// a helper to call it over HTTP from a chosen loopback address.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,9 +20,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -70,19 +68,6 @@ inline std::string HttpFrom(const std::string& from, int port, const std::string
   const size_t body = response.find("\r\n\r\n");
   if (space == std::string::npos || body == std::string::npos) return "";
   return absl::StrCat(response.substr(space + 1, 3), " ", response.substr(body + 4));
-}
-
-// Resident memory of this process (the server runs in it), from /proc/self/status.
-inline int64_t RssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    int64_t kib = 0;
-    if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kib)) return kib * 1024;
-  }
-  return 0;
 }
 
 class PasswordLimitsTest : public ::testing::Test {

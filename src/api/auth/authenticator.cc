@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -217,7 +218,11 @@ absl::Status Authenticator::CheckPassword(absl::string_view user, absl::string_v
 }
 
 void Authenticator::DelayRefusal(absl::Duration retry_after) const {
-  const absl::Duration delay = std::min(retry_after, limits_.refusal_delay);
+  // Spread over the second half of the delay, so that callers refused together do not all come
+  // back at the same moment.
+  thread_local absl::BitGen random;
+  const absl::Duration delay =
+      std::min(retry_after, limits_.refusal_delay) * absl::Uniform(random, 0.5, 1.0);
   if (delay <= absl::ZeroDuration()) return;
   if (delayed_refusals_.fetch_add(1) < kMaxDelayedRefusals) absl::SleepFor(delay);
   delayed_refusals_.fetch_sub(1);
