@@ -12,6 +12,9 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS system)
 find_package(OpenSSL REQUIRED)
+# Only the core (registry, metric families, text serializer) is linked: /metrics is served on
+# the REST listener (docs/dependencies.md).
+find_package(prometheus-cpp CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 pkg_check_modules(CJOSE REQUIRED IMPORTED_TARGET cjose)

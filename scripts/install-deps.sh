@@ -10,7 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libboost-dev libboost-system-dev
   libssl-dev libsodium-dev libjemalloc-dev libb2-dev libudev-dev libxml2-dev
   libcjose-dev libjansson-dev libcurl4-openssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+  prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev python3-prometheus-client
   curl ca-certificates openssl
 )
 

@@ -40,7 +40,12 @@ struct ApiContext {
   std::function<std::string(absl::string_view configuration)> broker_errors;
   // How long a write waits for the views before answering UNAVAILABLE.
   absl::Duration view_wait_timeout = absl::Seconds(10);
+  // Serve() hands the authenticated principal's name to the server's audit interceptor as the
+  // trailing metadata kPrincipalTrailer, which the interceptor removes before it is sent.
+  bool record_principal = false;
 };
+
+inline constexpr char kPrincipalTrailer[] = "regatta-audit-principal-bin";
 
 // Authenticates a gRPC call from its `authorization` metadata and its caller's address.
 absl::StatusOr<auth::Principal> AuthenticateCall(const ApiContext& ctx,

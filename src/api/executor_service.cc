@@ -283,6 +283,7 @@ absl::Status ExecutorService::ServeLeases(const auth::Principal& principal,
         break;
       }
       // Run ends reach the scheduler through the views; a request only wakes it for new room.
+      if (options_.on_heartbeat) options_.on_heartbeat(state->id);
       const bool more_room = registry_->Report(*state);
       latest = *std::move(state);
       fresh = true;

@@ -36,6 +36,9 @@ struct ExecutorServiceOptions {
   // log; the embedded one gets them at commit, since a machine crash that could lose them also
   // ends its runs (and a process crash loses no commit).
   std::string in_process_principal;
+  // Called with the executor's id for every lease request it sends (its heartbeat), on the
+  // session's reader thread; must be quick (metrics).
+  std::function<void(absl::string_view executor_id)> on_heartbeat;
 };
 
 // The server's end of a lease session, whatever carries it (a gRPC stream, or a pipe to the

@@ -17,6 +17,7 @@ grpc::Status Serve(const ApiContext* ctx, grpc::ServerContext* call, Response* r
                    Core core) {
   absl::StatusOr<auth::Principal> principal = AuthenticateCall(*ctx, call);
   if (!principal.ok()) return ToGrpcStatus(principal.status());
+  if (ctx->record_principal) call->AddTrailingMetadata(kPrincipalTrailer, principal->name);
   auto result = core(*principal);
   if constexpr (std::is_same_v<decltype(result), absl::Status>) {
     return ToGrpcStatus(result);

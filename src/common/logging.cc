@@ -59,4 +59,12 @@ std::string Render(absl::string_view message, std::string fields) {
 }
 
 }  // namespace logging_internal
+
+std::string LogLineOf(absl::string_view message,
+                      const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (const auto& [key, value] : fields) logging_internal::AppendField(out, key, value);
+  return logging_internal::Render(message, std::move(out));
+}
+
 }  // namespace regatta

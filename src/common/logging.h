@@ -2,6 +2,8 @@
 #define REGATTA_SRC_COMMON_LOGGING_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "spdlog/spdlog.h"
@@ -35,6 +37,10 @@ std::string LogLine(absl::string_view message, const Fields&... fields) {
   logging_internal::AppendFields(out, fields...);
   return logging_internal::Render(message, std::move(out));
 }
+
+// As LogLine, with fields known only at run time (key, value), in order.
+std::string LogLineOf(absl::string_view message,
+                      const std::vector<std::pair<std::string, std::string>>& fields);
 
 }  // namespace regatta
 

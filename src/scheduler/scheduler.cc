@@ -51,6 +51,52 @@ class Scheduler::Publication {
   }
 
   bool empty() const { return entries_.empty(); }
+  // Adds the job events held now, per queue and kind, to `out`.
+  void CountJobEvents(std::vector<CycleReport::Published>& out) const {
+    for (const Entry& e : entries_) {
+      const size_t first = out.size();
+      auto add = [&](const char* event, const std::string& pool) {
+        for (size_t i = first; i < out.size(); ++i) {
+          if (out[i].event == event && out[i].pool == pool) {
+            ++out[i].count;
+            return;
+          }
+        }
+        out.push_back({e.sequence.queue(), pool, event, 1});
+      };
+      static const std::string kNoPool;
+      for (const Event& event : e.sequence.events()) {
+        switch (event.event_case()) {
+          case Event::kJobRunLeased:
+            add("leased", event.job_run_leased().pool());
+            break;
+          case Event::kJobRequeued:
+            add("requeued", kNoPool);
+            break;
+          case Event::kJobSucceeded:
+            add("succeeded", kNoPool);
+            break;
+          case Event::kJobFailed:
+            add("failed", kNoPool);
+            break;
+          case Event::kJobCancelled:
+            add("cancelled", kNoPool);
+            break;
+          case Event::kJobPreempted:
+            add("preempted", kNoPool);
+            break;
+          case Event::kJobRejected:
+            add("rejected", kNoPool);
+            break;
+          case Event::kJobRunLeaseExpired:
+            add("lease_expired", kNoPool);
+            break;
+          default:
+            break;
+        }
+      }
+    }
+  }
   int64_t events() const {
     int64_t n = 0;
     for (const Entry& e : entries_) n += e.sequence.events_size();
@@ -383,6 +429,18 @@ void Scheduler::Loop() {
 }
 
 absl::Status Scheduler::RunCycle() {
+  if (!on_cycle_) return Cycle(nullptr);
+  const absl::Time start = absl::Now();
+  CycleReport report;
+  absl::Status status = Cycle(&report);
+  report.duration = absl::Now() - start;
+  report.ok = status.ok();
+  if (!report.ok) report.published.clear();
+  on_cycle_(report);
+  return status;
+}
+
+absl::Status Scheduler::Cycle(CycleReport* report) {
   absl::flat_hash_set<std::string> touched = std::move(revisit_);
   revisit_.clear();
   if (absl::Status s = Sync(touched); !s.ok()) {
@@ -401,7 +459,7 @@ absl::Status Scheduler::RunCycle() {
   Decide(touched, out, *txn);
   std::unique_ptr<DeviceSlots> devices = LoadDeviceSlots(out, *txn);
   const int64_t decided = out.events();
-  Schedule(out, *txn, devices.get());
+  Schedule(out, *txn, devices.get(), report);
   const int64_t leased = out.events() - decided;
   // A cycle that stopped placing at a limit of its own (leases per cycle, time budget) goes on
   // at once; one that placed nothing more is done until something changes.
@@ -412,6 +470,7 @@ absl::Status Scheduler::RunCycle() {
     StepDown();
     return absl::AbortedError("scheduling leadership lost during the cycle");
   }
+  if (report != nullptr) out.CountJobEvents(report->published);
   if (absl::Status s = out.Publish(log_); !s.ok()) {
     txn->Abort();
     revisit_ = std::move(touched);
@@ -793,7 +852,8 @@ std::unique_ptr<DeviceSlots> Scheduler::LoadDeviceSlots(Publication& out, JobDb:
   return slots;
 }
 
-void Scheduler::Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices) {
+void Scheduler::Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices,
+                         CycleReport* report) {
   const std::vector<std::string> queued_queues = txn.QueuedQueues();
   if (queued_queues.empty()) return;  // nothing to place, so nothing worth preempting either
   const absl::Time now = clock_->Now();
@@ -874,6 +934,7 @@ void Scheduler::Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices
     }
     PoolRoundResult result = SchedulePool(std::move(input));
     ReportPoolRound(pool, result, now);
+    if (report != nullptr) report->rounds.push_back({pool, result.stats.jobs_considered});
     for (const Unschedulable& u : result.unschedulable) {
       const JobRecord* job = txn.FindJob(u.job_id);
       // A device no node sees now may appear later: such a job waits instead of failing.

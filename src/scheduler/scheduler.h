@@ -55,6 +55,26 @@ struct SchedulerOptions {
   std::string user_id = "scheduler";
 };
 
+// What one scheduling cycle did, for metrics (Scheduler::set_on_cycle).
+struct CycleReport {
+  absl::Duration duration;  // wall time of the whole cycle
+  bool ok = true;           // false: the cycle failed and published nothing
+  // One pool's round: the jobs it looked at.
+  struct Round {
+    std::string pool;
+    int jobs_considered = 0;
+  };
+  std::vector<Round> rounds;
+  // Events the cycle published about jobs, per queue and kind ("leased" per pool too).
+  struct Published {
+    std::string queue;
+    std::string pool;   // "leased" only
+    const char* event;  // "leased", "succeeded", "failed", "cancelled", "preempted", ...
+    int64_t count = 0;
+  };
+  std::vector<Published> published;
+};
+
 // Blocks until the views include the log up to `offset` (the ingester's WaitForOffset).
 using WaitForViewsFn = std::function<absl::Status(int64_t offset, absl::Time deadline)>;
 
@@ -124,6 +144,12 @@ class Scheduler {
     on_executor_lost_ = std::move(callback);
   }
 
+  // Called on the scheduler thread after every cycle (RunCycle); must be quick. Set before
+  // Start(). Without it the cycle counts nothing.
+  void set_on_cycle(std::function<void(const CycleReport&)> callback) {
+    on_cycle_ = std::move(callback);
+  }
+
   JobDb& job_db() { return job_db_; }
   // The device slots a run was leased with by this scheduler process (empty if none, or if it
   // was leased before a restart: the Instance views then hold them).
@@ -152,7 +178,9 @@ class Scheduler {
   // runs this process leased since. Publishes releases of slots whose holder is no longer
   // active (its run ended or expired with its executor). Null if the views cannot be read.
   std::unique_ptr<DeviceSlots> LoadDeviceSlots(Publication& out, JobDb::Txn& txn);
-  void Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices);
+  // The cycle of RunCycle; fills `report` if not null.
+  absl::Status Cycle(CycleReport* report);
+  void Schedule(Publication& out, JobDb::Txn& txn, DeviceSlots* devices, CycleReport* report);
   // The policy's round configuration for a pool, with priority classes in JobDb index order.
   PoolRoundConfig RoundConfigFor(const std::string& pool) const;
   // Keeps the round's reasons and shares for `regatta why` and `regatta queue report`.
@@ -180,6 +208,7 @@ class Scheduler {
   LeaderElection* leader_ = &standalone_leader_;
   SchedulingReports* reports_ = nullptr;
   std::function<void(const ExecutorState&)> on_executor_lost_;
+  std::function<void(const CycleReport&)> on_cycle_;
   // The leader term the JobDb was loaded in (0: not loaded as leader).
   int64_t term_ = 0;
 

@@ -206,6 +206,15 @@ eventLog:
 logging:
   level: info
   format: text
+  # One structured "audit" line per state-changing API call (who, what, on which queue, job
+  # or run, and the result).
+  audit: true
+metrics:
+  # GET /metrics asks for credentials (any user or token) when true.
+  requireAuth: false
+health:
+  # GET /readyz fails while the oldest log record the views have not applied is older.
+  maxViewLag: 30s
 )yaml";
 
 namespace {
@@ -674,6 +683,12 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
   ASSIGN_OR_RETURN(c.log_format, Get<std::string>(root, "logging.format"));
   if (c.log_format != "text" && c.log_format != "json") {
     return absl::InvalidArgumentError("logging.format: must be text or json");
+  }
+  ASSIGN_OR_RETURN(c.observability.audit, Get<bool>(root, "logging.audit"));
+  ASSIGN_OR_RETURN(c.observability.metrics_require_auth, Get<bool>(root, "metrics.requireAuth"));
+  ASSIGN_OR_RETURN(c.observability.max_view_lag, GetDuration(root, "health.maxViewLag"));
+  if (c.observability.max_view_lag <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("health.maxViewLag: must be positive");
   }
   return c;
 }

@@ -93,6 +93,13 @@ struct TlsConfig {
   bool on() const { return !cert_file.empty(); }
 };
 
+// logging.audit, metrics.*, health.* (docs/metrics.md).
+struct ObservabilityConfig {
+  bool audit = true;
+  bool metrics_require_auth = false;
+  absl::Duration max_view_lag = absl::Seconds(30);
+};
+
 struct ServerConfig {
   std::string data_dir;
   std::string grpc_listen;
@@ -123,6 +130,7 @@ struct ServerConfig {
   PipelinesConfig pipelines;
   DevicesConfig devices;
   TlsConfig tls;
+  ObservabilityConfig observability;
 };
 
 // Loads defaults < config file < REGATTA_* environment < --set flags < explicit flags, and

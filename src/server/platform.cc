@@ -31,6 +31,9 @@
 #include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
 #include "src/ingest/ingester.h"
+#include "src/observability/api_interceptor.h"
+#include "src/observability/http_endpoints.h"
+#include "src/observability/state_collector.h"
 #include "src/pipelines/engine/engine.h"
 #include "src/pipelines/schedule/controller.h"
 #include "src/scheduler/executor_registry.h"
@@ -45,6 +48,9 @@ namespace regatta::server {
 
 struct Platform::Impl {
   ServerConfig config;
+  // Outlives everything it observes.
+  std::unique_ptr<observability::Metrics> metrics;
+  std::atomic<bool> serving{false};  // for /readyz
   std::unique_ptr<UlidGenerator> owned_ids;
   // Error references of its own, so an error does not shift the ids jobs get.
   std::unique_ptr<UlidGenerator> error_ids;
@@ -237,8 +243,13 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->authorizer = std::make_unique<auth::Authorizer>(std::move(authorizer));
 
   // Storage: the log is the source of truth, the store holds the views.
+  impl->metrics = std::make_unique<observability::Metrics>();
+  observability::Metrics* metrics = impl->metrics.get();
   eventlog::SqliteEventLog::Options log_options;
   log_options.max_record_bytes = config.max_log_record_bytes;
+  log_options.on_append = [metrics](eventlog::AppendWait wait, absl::Duration d, bool ok) {
+    metrics->ObserveAppend(wait, d, ok);
+  };
   ASSIGN_OR_RETURN(impl->log,
                    eventlog::SqliteEventLog::Open(impl->data_dir + "/log.db", log_options));
   const std::string views_path = impl->data_dir + "/views.db";
@@ -278,6 +289,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   };
   impl->ingester = std::make_unique<ingest::Ingester>(impl->log.get(), impl->store.get(), clock,
                                                       kViewsConsumer, ingest_options);
+  impl->ingester->AddObserver(
+      [metrics](const store::IngestBatch& batch) { metrics->ObserveIngestBatch(batch); });
   impl->ingester->AddObserver([raw](const store::IngestBatch& batch) {
     scheduler::Scheduler* scheduler = raw->observed_scheduler.load(std::memory_order_acquire);
     if (scheduler == nullptr) return;
@@ -365,6 +378,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->api.ids = ids;
   impl->api.policy = config.submit_policy;
   impl->api.view_wait_timeout = config.view_wait_timeout;
+  impl->api.record_principal = config.observability.audit;
   impl->api.wait_for_views = [raw](int64_t offset, absl::Time deadline) {
     return raw->ingester->WaitForOffset(offset, deadline);
   };
@@ -378,6 +392,8 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       impl->log.get(), impl->store.get(), impl->api.wait_for_views, &impl->executors, clock, ids,
       config.scheduler);
   impl->scheduler->set_reports(&impl->reports);
+  impl->scheduler->set_on_cycle(
+      [metrics](const scheduler::CycleReport& report) { metrics->ObserveCycle(report); });
   impl->scheduler->TrackDeviceChanges();
   impl->observed_scheduler.store(impl->scheduler.get(), std::memory_order_release);
   // A lost executor's nodes leave every Instance.
@@ -430,6 +446,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   executor_api_options.lease_wait = config.lease_wait;
   executor_api_options.executor_timeout = config.scheduler.executor_timeout;
   if (embedded_executor) executor_api_options.in_process_principal = kEmbeddedExecutorUser;
+  executor_api_options.on_heartbeat = [metrics](absl::string_view id) {
+    metrics->ObserveHeartbeat(id);
+  };
   impl->executor_service = std::make_unique<api::ExecutorService>(
       &impl->api, impl->scheduler.get(), &impl->executors, executor_api_options);
   // A step's success reaches the engine as soon as it is durable (the ingest path stays as the
@@ -485,6 +504,9 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   impl->error_ids = std::make_unique<UlidGenerator>(clock);
   interceptors.push_back(api::NewStatusHygieneInterceptorFactory(impl->error_ids.get()));
+  // After the hygiene interceptor: calls are counted and audited with the status it settled.
+  interceptors.push_back(std::make_unique<observability::ApiInterceptorFactory>(
+      observability::InterceptorOptions{.metrics = metrics, .audit = config.observability.audit}));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || grpc_port == 0) {
@@ -500,6 +522,17 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   rest_options.threads = config.rest_threads;
   rest_options.max_body_bytes = config.max_request_bytes;
   rest_options.tls = impl->tls;
+  metrics->AddCollector(
+      [sources = observability::StateSources{
+           impl->scheduler.get(), &impl->reports, &impl->executors, impl->store.get(),
+           impl->log.get(), impl->ingester.get(), kViewsConsumer, impl->pipeline_engine.get(),
+           clock, config.scheduler.executor_timeout}] {
+        return observability::CollectState(sources);
+      });
+  rest_options.plain_routes = observability::ObservabilityRoutes(
+      {metrics, config.observability.metrics_require_auth, impl->authenticator.get()},
+      {impl->log.get(), impl->ingester.get(), &impl->reports, &impl->serving, clock,
+       config.observability.max_view_lag});
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(64 << 20);
   channel_args.SetMaxSendMessageSize(static_cast<int>(config.max_request_bytes));
@@ -551,6 +584,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
       clock, impl->broker_backend.get(), config.devices.controller);
   impl->observed_device_controller.store(impl->device_controller.get(), std::memory_order_release);
   impl->device_controller->Start();
+  impl->serving.store(true);
   LOG_INFO("platform started", "grpc", impl->grpc_address, "http", impl->http_address, "data",
            impl->data_dir, "anonymous", impl->anonymous ? "on" : "off");
   return std::unique_ptr<Platform>(new Platform(std::move(impl)));
@@ -589,6 +623,7 @@ absl::Status Platform::WaitForViews(int64_t offset, absl::Time deadline) {
 void Platform::Shutdown() {
   if (impl_ == nullptr || impl_->stopped) return;
   impl_->stopped = true;
+  impl_->serving.store(false);
   // No new pipeline steps, then runs (their last events still reach the log), then the
   // executor API and scheduler.
   impl_->recurring_runs->Stop();

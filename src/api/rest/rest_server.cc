@@ -52,6 +52,23 @@ std::chrono::nanoseconds ToChrono(absl::Duration d) { return absl::ToChronoNanos
 
 std::string ToStd(beast::string_view s) { return std::string(s.data(), s.size()); }
 
+const PlainRoute* FindPlainRoute(const RestOptions& options, absl::string_view target) {
+  const absl::string_view path = target.substr(0, target.find('?'));
+  for (const PlainRoute& route : options.plain_routes) {
+    if (route.path == path) return &route;
+  }
+  return nullptr;
+}
+
+HttpResponse AnswerPlain(const PlainRoute& route, const HttpRequest& request) {
+  if (request.method == "GET") return route.handler(request);
+  HttpResponse response = ErrorResponse(
+      405, grpc::StatusCode::UNIMPLEMENTED,
+      absl::StrCat("method ", request.method, " is not allowed on ", route.path, "; allowed: GET"));
+  response.headers.emplace_back("Allow", "GET");
+  return response;
+}
+
 // The gRPC side of one streamed response (events or a log), shared by the connection (which may
 // cancel it) and the thread that reads it.
 class StreamCall {
@@ -334,7 +351,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
     GatewayResult result;
     try {
-      result = state_->gateway.Handle(in);
+      const PlainRoute* plain = FindPlainRoute(state_->options, in.target);
+      result = plain != nullptr ? AnswerPlain(*plain, in) : state_->gateway.Handle(in);
     } catch (const std::exception& e) {
       // Never let one request take the server down.
       LOG_ERROR("rest request failed", "method", in.method, "error", e.what());

@@ -2,15 +2,26 @@
 #define REGATTA_SRC_API_REST_REST_SERVER_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "src/common/tls/tls.h"
+#include "src/api/rest/http_message.h"
 
 namespace regatta::rest {
+
+// A GET route served by the process itself rather than by the API (e.g. /metrics, /readyz):
+// matched on the exact path (any query is ignored) before the REST mapping; other methods get
+// 405.
+struct PlainRoute {
+  std::string path;
+  std::function<HttpResponse(const HttpRequest& request)> handler;
+};
 
 struct RestOptions {
   // Address to listen on; a literal IP or a resolvable name.
@@ -44,6 +55,8 @@ struct RestOptions {
   std::string version;
   // HTTPS with this material (new connections see a reload); null: plain HTTP.
   std::shared_ptr<tls::ServerTls> tls;
+  // Answered before the REST mapping; see PlainRoute.
+  std::vector<PlainRoute> plain_routes;
 };
 
 // The REST/JSON mapping of the gRPC API (grpc-gateway style) over HTTP/1.1, with server-sent

@@ -385,14 +385,24 @@ void SqliteEventLog::Close() {
 
 absl::StatusOr<std::vector<int64_t>> SqliteEventLog::Append(
     std::vector<regatta::v1::EventSequence> sequences) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> offsets, Commit(std::move(sequences)));
-  if (!offsets.empty()) RETURN_IF_ERROR(WaitDurable(offsets.back()));
+  const absl::Time start = options_.on_append ? absl::Now() : absl::InfinitePast();
+  absl::StatusOr<std::vector<int64_t>> offsets = Commit(std::move(sequences));
+  if (offsets.ok() && !offsets->empty()) {
+    if (absl::Status durable = WaitDurable(offsets->back()); !durable.ok()) offsets = durable;
+  }
+  if (options_.on_append) {
+    options_.on_append(AppendWait::kDurable, absl::Now() - start, offsets.ok());
+  }
   return offsets;
 }
 
 absl::StatusOr<std::vector<int64_t>> SqliteEventLog::AppendVisible(
     std::vector<regatta::v1::EventSequence> sequences) {
-  return Commit(std::move(sequences));
+  if (!options_.on_append) return Commit(std::move(sequences));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<int64_t>> offsets = Commit(std::move(sequences));
+  options_.on_append(AppendWait::kVisible, absl::Now() - start, offsets.ok());
+  return offsets;
 }
 
 absl::StatusOr<std::vector<int64_t>> SqliteEventLog::Commit(
@@ -716,6 +726,12 @@ int64_t SqliteEventLog::WaitForAppend(int64_t after, absl::Time deadline) {
   };
   mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
   return published_offset_;
+}
+
+absl::Status SqliteEventLog::Health() {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return absl::UnavailableError(absl::StrCat("event log ", path_, " is closed"));
+  return sync_error_;
 }
 
 SqliteEventLog::Stats SqliteEventLog::GetStats() {

@@ -64,6 +64,9 @@ class SqliteEventLog final : public EventLog {
     // 64 KiB ~6), smaller ones less written per small commit (a lone small append rewrites a
     // table and an index page: 4 KiB ~10 KB, 16 KiB ~33 KB, 64 KiB ~130 KB).
     int page_size = 16384;
+    // Called after every Append (kDurable) and AppendVisible (kVisible) with how long the
+    // caller waited and whether it succeeded (metrics); must be quick.
+    std::function<void(AppendWait wait, absl::Duration elapsed, bool ok)> on_append;
     // Test hook: called on the committing thread before each transaction begins.
     std::function<void()> before_commit_for_testing;
     // Test hook: called on the committing thread after each commit, before it is published.
@@ -118,6 +121,8 @@ class SqliteEventLog final : public EventLog {
 
   // Offset of the last durable record.
   int64_t DurableOffset();
+  // OK while the log takes appends; UNAVAILABLE once closed, or the fsync error that stopped it.
+  absl::Status Health();
   Stats GetStats();
   const std::string& path() const { return path_; }
 
