@@ -202,7 +202,6 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
 
   // Authentication and authorization.
   auth::AuthConfig auth_config;
-  const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
   ASSIGN_OR_RETURN(AnonymousAccess anonymous,
                    ResolveAnonymousAccess(config, mode == Mode::kUp,
                                           embedded_executor && !config.executor.embedded_simulated
