@@ -45,8 +45,8 @@ class TlsE2eTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start(
         {RegattaBinary(), "server", "--data-dir", (dir_ / "server").string(), "--grpc-listen",
          "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--set", "auth.anonymous=true", "--set",
-         "tls.certFile=" + certs_.crt("server"), "--set", "tls.keyFile=" + certs_.key("server"),
-         "--set", "tls.clientCaFile=" + certs_.crt("ca")},
+         "auth.anonymousGroups=[admins]", "--set", "tls.certFile=" + certs_.crt("server"), "--set",
+         "tls.keyFile=" + certs_.key("server"), "--set", "tls.clientCaFile=" + certs_.crt("ca")},
         (dir_ / "server.stderr").string()));
     auto grpc_line = server_->WaitForLine("gRPC: ", std::chrono::seconds(30));
     ASSERT_TRUE(grpc_line.has_value()) << Slurp((dir_ / "server.stderr").string());
