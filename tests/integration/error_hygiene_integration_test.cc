@@ -22,13 +22,6 @@ using ::testing::StartsWith;
 
 class ErrorHygieneTest : public PlatformTest {
  protected:
-  int HttpPort() const {
-    const std::string& address = platform_->http_address();
-    int port = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
-    return port;
-  }
-
   rest::testing::HttpReply Http(absl::string_view method, absl::string_view target,
                                 absl::string_view body = "") {
     return rest::testing::Fetch(

@@ -83,13 +83,6 @@ class ObservabilityTest : public PlatformTest {
     sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
   }
 
-  int HttpPort() const {
-    const std::string& address = platform_->http_address();
-    int port = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
-    return port;
-  }
-
   // GET /metrics, parsed by prometheus_client; fails the test if it does not parse.
   std::vector<Sample> Scrape() {
     HttpReply reply = Fetch(HttpPort(), "GET", "/metrics");

@@ -79,13 +79,6 @@ class OidcIntegrationTest : public PlatformTest {
     return submit_->SubmitJobs(As(authorization).get(), Jobs(queue, "set-1", 1), &resp);
   }
 
-  int HttpPort() const {
-    const std::string& address = platform_->http_address();
-    int port = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
-    return port;
-  }
-
   static std::string* keys_dir_;
   static TestSigningKey* rsa_;
   static TestSigningKey* ec_;

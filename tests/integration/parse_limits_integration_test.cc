@@ -49,13 +49,6 @@ tasks:
 
 class ParseLimitsIntegrationTest : public PlatformTest {
  protected:
-  int HttpPort() const {
-    const std::string& address = platform_->http_address();
-    int port = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
-    return port;
-  }
-
   HttpReply Post(const std::string& target, const json& body) {
     return Fetch(
         HttpPort(), "POST", target, body.dump(),

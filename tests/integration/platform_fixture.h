@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,14 @@ class PlatformTest : public ::testing::Test {
     submit_ = regatta::v1::SubmitService::NewStub(channel_);
     jobs_ = regatta::v1::JobService::NewStub(channel_);
     events_ = regatta::v1::EventService::NewStub(channel_);
+  }
+
+  // The port of the HTTP listener (REST, /metrics), which listens on port 0.
+  int HttpPort() const {
+    const std::string& address = platform_->http_address();
+    int port = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) << address;
+    return port;
   }
 
   void Restart() {

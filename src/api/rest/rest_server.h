@@ -10,8 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
-#include "src/common/tls/tls.h"
 #include "src/api/rest/http_message.h"
+#include "src/common/tls/tls.h"
 
 namespace regatta::rest {
 

@@ -13,8 +13,8 @@
 #include "gtest/gtest.h"
 #include "src/api/auth/authenticator.h"
 #include "src/api/auth/password.h"
-#include "tests/unit/auth/test_util.h"
 #include "src/common/clock.h"
+#include "tests/unit/auth/test_util.h"
 
 namespace regatta::auth {
 namespace {

@@ -64,8 +64,9 @@ TEST(AnonymousAccessTest, TrueOnANetworkAddressIsRefusedNamingTheKeyAndListener)
 }
 
 TEST(AnonymousAccessTest, ForcedOnANetworkAddressWarnsLoudly) {
-  ServerConfig config = Load({"auth.anonymous=true", "auth.allowAnonymousOnNetwork=true",
-                              "auth.anonymousGroups=[watchers]", "api.httpListen=192.168.1.5:8080"});
+  ServerConfig config =
+      Load({"auth.anonymous=true", "auth.allowAnonymousOnNetwork=true",
+            "auth.anonymousGroups=[watchers]", "api.httpListen=192.168.1.5:8080"});
   absl::StatusOr<AnonymousAccess> access = ResolveAnonymousAccess(config, false, "");
   ASSERT_TRUE(access.ok()) << access.status();
   EXPECT_TRUE(access->enabled);
