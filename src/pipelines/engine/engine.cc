@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -303,15 +304,20 @@ void PipelineEngine::Progress::AddTask(pb::PipelineTask task) {
 void PipelineEngine::Process(RunDriver& driver) {
   // Snapshots held from the run's last round go first, so every task's latest one wins.
   Progress progress;
+  std::optional<absl::Time> held_until;
   if (auto held = held_progress_.find(driver.run().id()); held != held_progress_.end()) {
     progress = std::move(held->second.progress);
+    held_until = held->second.publish_by;
     held_progress_.erase(held);
   }
   std::vector<std::string> cancels;
   bool submitted = false;
+  bool changed = false;
   for (int round = 0; round < 1000; ++round) {
     const absl::Time now = clock_->Now();
     DriverOutput out = driver.Advance(now);
+    changed = changed || !out.task_updates.empty() || out.run_update ||
+              !out.cache_entries.empty() || !out.cancel_job_ids.empty() || !out.launches.empty();
     for (pb::PipelineTask& task : out.task_updates) progress.AddTask(std::move(task));
     if (out.run_update) progress.run_update = std::move(out.run_update);
     for (auto& entry : out.cache_entries) progress.cache_entries.push_back(std::move(entry));
@@ -331,6 +337,12 @@ void PipelineEngine::Process(RunDriver& driver) {
     }
   }
   if (progress.empty()) return;
+  if (held_until && !changed) {
+    // Woken by an outcome that changed nothing (a step's job started running): the held
+    // snapshots keep waiting for the run's next real append.
+    held_progress_[run.id()] = HeldProgress{std::move(progress), *held_until};
+    return;
+  }
   // Only snapshots of tasks whose jobs now run: they can wait for the run's next append.
   if (submitted && !progress.run_update && progress.cache_entries.empty() && !driver.Terminal() &&
       options_.progress_hold > absl::ZeroDuration()) {
