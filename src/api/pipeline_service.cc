@@ -519,6 +519,13 @@ absl::StatusOr<pb::PruneCacheResponse> PipelineService::PruneCacheCore(
   if (request.all() && !request.fingerprints().empty()) {
     return absl::InvalidArgumentError("all, fingerprints: give at most one");
   }
+  // One cache serves every queue: pruning it makes any queue's runs compute their steps again.
+  if (!ctx_->authorizer->HasGlobal(principal, auth::GlobalPermission::kDeleteQueue)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "user \"", principal.name,
+        "\" may not prune the step cache (it serves every queue's runs; ", "needs permission \"",
+        auth::GlobalPermissionName(auth::GlobalPermission::kDeleteQueue), "\")"));
+  }
   RETURN_IF_ERROR(CatchUpViews(*ctx_));
   ASSIGN_OR_RETURN(std::vector<pb::CacheEntry> entries, AllCacheEntries());
   const absl::flat_hash_set<std::string> named(request.fingerprints().begin(),

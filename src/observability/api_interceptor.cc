@@ -1,9 +1,13 @@
 #include "src/observability/api_interceptor.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/server_context.h"
 #include "src/api/api_context.h"
+#include "src/api/auth/password_limits.h"
+#include "src/api/auth/principal.h"
 #include "src/api/rest/errors.h"
 #include "src/common/logging.h"
 #include "src/observability/audit.h"
@@ -13,6 +17,19 @@ namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 using grpc::experimental::ServerRpcInfo;
+
+// The caller as gRPC sees it ("ipv4:10.0.0.7:51834"); for a REST call, which reaches the
+// services through the in-process channel, the HTTP client's address the gateway passed on
+// ("rest:10.0.0.7").
+std::string AuditPeer(const grpc::ServerContextBase& context) {
+  std::string peer = context.peer();
+  if (peer != "unknown" && !absl::StartsWith(peer, "inproc")) return peer;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(auth::kGatewayClientAddressMetadata);
+  if (it == metadata.end() || it->second.empty()) return peer;
+  return absl::StrCat("rest:", auth::NormalizeClientAddress(
+                                   absl::string_view(it->second.data(), it->second.size())));
+}
 
 class ApiInterceptor : public grpc::experimental::Interceptor {
  public:
@@ -68,7 +85,7 @@ class ApiInterceptor : public grpc::experimental::Interceptor {
     if (!audited_) return;
     std::string peer;
     if (auto* context = info_->server_context(); with_peer && context != nullptr) {
-      peer = context->peer();
+      peer = AuditPeer(*context);
     }
     const std::string line = LogLineOf(
         "audit", AuditLine(method_, principal, targets_, result_, rest::GrpcCodeName(code), peer));

@@ -398,6 +398,9 @@ TEST_F(ObservabilityTest, AuditsStateChangingCallsOnly) {
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_THAT(lines[4], HasSubstr("principal=alice"));
   EXPECT_THAT(lines[4], HasSubstr("method=CordonQueue name=audited code=OK"));
+  // The HTTP client's address, not the in-process channel's "unknown".
+  EXPECT_THAT(lines[4], HasSubstr("peer=rest:127.0.0.1"));
+  EXPECT_THAT(lines[0], HasSubstr("peer=ipv4:127.0.0.1:"));
 }
 
 class MetricsAuthTest : public ObservabilityTest {

@@ -325,26 +325,37 @@ TEST_F(PipelineCatalogTest, CacheListAndPruneNamedThenAll) {
   std::vector<std::string> fingerprints = CacheFingerprints();
   ASSERT_EQ(fingerprints.size(), 2u);  // make-data and count-lines
 
-  // Nothing expires without a TTL.
+  // One cache serves every queue: only holders of delete_queue prune it, even expired entries.
   pb::PruneCacheResponse pruned;
-  ASSERT_TRUE(catalog_->PruneCache(Bob().get(), {}, &pruned).ok());
+  pb::PruneCacheRequest everything;
+  everything.set_all(true);
+  grpc::Status denied = catalog_->PruneCache(Bob().get(), everything, &pruned);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(denied.error_message(), HasSubstr("may not prune the step cache"));
+  EXPECT_THAT(denied.error_message(), HasSubstr("delete_queue"));
+  EXPECT_EQ(catalog_->PruneCache(Bob().get(), {}, &pruned).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(CacheFingerprints().size(), 2u);
+
+  // Nothing expires without a TTL.
+  ASSERT_TRUE(catalog_->PruneCache(Alice().get(), {}, &pruned).ok());
   EXPECT_EQ(pruned.deleted(), 0);
 
   pb::PruneCacheRequest named;
   named.add_fingerprints(fingerprints[0]);
   named.add_fingerprints("0000");  // unknown: not counted
-  ASSERT_TRUE(catalog_->PruneCache(Bob().get(), named, &pruned).ok());
+  ASSERT_TRUE(catalog_->PruneCache(Alice().get(), named, &pruned).ok());
   EXPECT_EQ(pruned.deleted(), 1);
   EXPECT_THAT(CacheFingerprints(), ElementsAre(fingerprints[1]));
 
   pb::PruneCacheRequest both;
   both.set_all(true);
   both.add_fingerprints(fingerprints[1]);
-  EXPECT_EQ(catalog_->PruneCache(Bob().get(), both, &pruned).error_code(),
+  EXPECT_EQ(catalog_->PruneCache(Alice().get(), both, &pruned).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   pb::PruneCacheRequest all;
   all.set_all(true);
-  ASSERT_TRUE(catalog_->PruneCache(Bob().get(), all, &pruned).ok());
+  ASSERT_TRUE(catalog_->PruneCache(Alice().get(), all, &pruned).ok());
   EXPECT_EQ(pruned.deleted(), 1);
   EXPECT_TRUE(CacheFingerprints().empty());
 
