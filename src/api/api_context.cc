@@ -1,8 +1,10 @@
 #include "src/api/api_context.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "src/api/auth/password_limits.h"
 #include "src/api/auth/principal.h"
+#include "src/common/status_macros.h"
 
 namespace regatta::api {
 namespace {
@@ -40,6 +42,27 @@ void SetTimestamp(absl::Time time, google::protobuf::Timestamp* out) {
 
 absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+std::string SecretEnvContext(absl::string_view job_id, absl::string_view name) {
+  return absl::StrCat("job/", job_id, "/env/", name);
+}
+
+std::string SecretDataContext(absl::string_view secret, absl::string_view key) {
+  return absl::StrCat("secret/", secret, "/", key);
+}
+
+absl::Status SealSecretEnv(const ApiContext& ctx, regatta::v1::Job& job) {
+  auto& secret_env = *job.mutable_task()->mutable_secret_env();
+  if (secret_env.empty()) return absl::OkStatus();
+  if (ctx.sealer == nullptr) {
+    return absl::FailedPreconditionError(
+        "task.secret_env: this server has no secrets key to seal the values with");
+  }
+  for (auto& [name, value] : secret_env) {
+    ASSIGN_OR_RETURN(value, ctx.sealer->Seal(value, SecretEnvContext(job.id(), name)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace regatta::api

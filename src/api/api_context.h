@@ -13,6 +13,7 @@
 #include "src/api/validation.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
+#include "src/common/secrets/sealer.h"
 #include "src/eventlog/event_log.h"
 #include "src/store/store.h"
 
@@ -26,6 +27,9 @@ struct ApiContext {
   const auth::Authorizer* authorizer = nullptr;
   const Clock* clock = nullptr;
   IdGenerator* ids = nullptr;
+  // Seals secret values before they reach the log (jobs' secret_env, Secrets' data) and opens
+  // them for executors; null: such values are refused.
+  const secrets::Sealer* sealer = nullptr;
   // Blocks until the views include the log up to `offset` (read-your-writes after queue
   // changes).
   std::function<absl::Status(int64_t offset, absl::Time deadline)> wait_for_views;
@@ -58,6 +62,14 @@ std::string CallerAddress(const grpc::ServerContext* call);
 // The log's timestamp type from the injected clock.
 void SetTimestamp(absl::Time time, google::protobuf::Timestamp* out);
 absl::Time FromTimestamp(const google::protobuf::Timestamp& ts);
+
+// What a sealed value is bound to: the variable of a job, the key of a Secret.
+std::string SecretEnvContext(absl::string_view job_id, absl::string_view name);
+std::string SecretDataContext(absl::string_view secret, absl::string_view key);
+
+// Seals every value of the job's task.secret_env in place (FAILED_PRECONDITION without a
+// sealer).
+absl::Status SealSecretEnv(const ApiContext& ctx, regatta::v1::Job& job);
 
 }  // namespace regatta::api
 

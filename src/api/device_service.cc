@@ -485,6 +485,13 @@ absl::StatusOr<pb::Secret> DeviceService::ApplySecretCore(const auth::Principal&
   secret.clear_update_time();
   RETURN_IF_ERROR(devices::ValidateSecret(secret));
   const std::string name = secret.name();
+  if (!secret.data().empty() && ctx_->sealer == nullptr) {
+    return absl::FailedPreconditionError(
+        "secret.data: this server has no secrets key to seal the values with");
+  }
+  for (auto& [key, value] : *secret.mutable_data()) {
+    ASSIGN_OR_RETURN(value, ctx_->sealer->Seal(value, SecretDataContext(name, key)));
+  }
   pb::Event event;
   *event.mutable_secret_applied()->mutable_secret() = std::move(secret);
   RETURN_IF_ERROR(Publish(principal, std::move(event)));

@@ -136,6 +136,21 @@ void ExecutorService::Shutdown() {
   if (loss_thread_.joinable()) loss_thread_.join();
 }
 
+void ExecutorService::OpenSecretEnv(regatta::v1::Job& job) const {
+  for (auto& [name, value] : *job.mutable_task()->mutable_secret_env()) {
+    absl::StatusOr<std::string> opened =
+        ctx_->sealer == nullptr ? absl::FailedPreconditionError("the server has no secrets key")
+                                : ctx_->sealer->Open(value, SecretEnvContext(job.id(), name));
+    if (opened.ok()) {
+      value = *std::move(opened);
+    } else {
+      // Left sealed: the executor fails the run with this reason rather than run it without.
+      LOG_ERROR("a leased job's secret env does not open", "job", job.id(), "variable", name,
+                "error", opened.status().ToString());
+    }
+  }
+}
+
 std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
     const scheduler::ExecutorState& state) {
   std::vector<regatta::v1::LeaseStreamMessage> out;
@@ -209,6 +224,7 @@ std::vector<regatta::v1::LeaseStreamMessage> ExecutorService::PendingFor(
       message->set_executor_id(state.id);
       message->set_node_id(lease.node_id);
       *message->mutable_job() = *it->second;
+      OpenSecretEnv(*message->mutable_job());
       message->set_scheduled_at_priority(lease.priority);
       if (absl::Status devices = AddLeasedDevices(*message); !devices.ok()) {
         // Not sent: it goes out again after lease_resend_after.
@@ -459,8 +475,25 @@ absl::StatusOr<regatta::v1::DiscoverySnapshot> ExecutorService::CurrentDiscovery
       std::vector<regatta::v1::Configuration> configurations,
       store::ListAll<regatta::v1::Configuration>(
           [store](const store::PageRequest& page) { return store->ListConfigurations(page); }));
-  const devices::SecretLookup secrets = [store](absl::string_view name) {
-    return store->GetSecret(name);
+  const secrets::Sealer* sealer = ctx_->sealer;
+  const devices::SecretLookup secrets =
+      [store, sealer](absl::string_view name) -> absl::StatusOr<regatta::v1::Secret> {
+    ASSIGN_OR_RETURN(regatta::v1::Secret secret, store->GetSecret(name));
+    for (auto& [key, value] : *secret.mutable_data()) {
+      if (!secrets::IsSealed(value)) continue;  // applied before values were sealed
+      if (sealer == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("secret \"", name, "\": the server has no secrets key"));
+      }
+      absl::StatusOr<std::string> opened = sealer->Open(value, SecretDataContext(name, key));
+      if (!opened.ok()) {
+        return absl::Status(
+            opened.status().code(),
+            absl::StrCat("secret \"", name, "\" key \"", key, "\": ", opened.status().message()));
+      }
+      value = *std::move(opened);
+    }
+    return secret;
   };
   const devices::ConfigMapLookup config_maps = [store](absl::string_view name) {
     return store->GetConfigMap(name);

@@ -84,6 +84,8 @@ class ExecutorService final : public regatta::v1::ExecutorService::Service {
   absl::Status ServeLeases(const auth::Principal& principal, LeaseSessionEnd& session);
   absl::StatusOr<regatta::v1::ReportEventsResponse> Report(
       const auth::Principal& principal, const regatta::v1::ReportEventsRequest& request);
+  // Opens the job's task.secret_env for the executor; a value that does not open stays sealed.
+  void OpenSecretEnv(regatta::v1::Job& job) const;
   // What to send an executor now: leases of runs it does not hold yet, runs to cancel and to
   // preempt. Empty if nothing.
   std::vector<regatta::v1::LeaseStreamMessage> PendingFor(const scheduler::ExecutorState& state);

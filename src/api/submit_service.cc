@@ -154,6 +154,7 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     if (item.has_gang()) *job->mutable_gang() = item.gang();
     if (item.has_retry_policy()) *job->mutable_retry_policy() = item.retry_policy();
     NormalizeJob(*job, ctx_->policy);
+    RETURN_IF_ERROR(SealSecretEnv(*ctx_, *job));
     SetTimestamp(now, job->mutable_submit_time());
     out->set_job_id(job->id());
     if (!item.client_id().empty()) {

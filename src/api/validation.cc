@@ -220,6 +220,14 @@ absl::Status CheckProcess(const regatta::v1::TaskSpec& spec, absl::string_view t
     }
     RETURN_IF_ERROR(CheckNoNul(value, entry));
   }
+  for (const auto& [key, value] : spec.secret_env()) {
+    const std::string entry = Entry(absl::StrCat(task, ".secret_env"), key);
+    if (key.empty() || key.find('=') != std::string::npos || HasControlChar(key)) {
+      return Invalid(entry, "invalid variable name (empty, or with '=' or a control character)");
+    }
+    if (spec.env().contains(key)) return Invalid(entry, "also given in env");
+    RETURN_IF_ERROR(CheckNoNul(value, entry));
+  }
   return absl::OkStatus();
 }
 

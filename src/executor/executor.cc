@@ -161,9 +161,10 @@ std::vector<std::pair<std::string, std::string>> LeasedDeviceEnvironment(
   std::vector<std::pair<std::string, std::string>> env;
   if (lease.devices().empty()) return env;
   const auto& own = lease.job().task().env();
+  const auto& own_secret = lease.job().task().secret_env();
   absl::flat_hash_set<std::string> named;
   auto add = [&](const std::string& name, std::string value) {
-    if (own.contains(name) || !named.insert(name).second) return;
+    if (own.contains(name) || own_secret.contains(name) || !named.insert(name).second) return;
     env.emplace_back(name, std::move(value));
   };
   std::vector<std::string> instances, slots, cdi_names, nodes, mounts;

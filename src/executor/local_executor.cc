@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/common/logging.h"
+#include "src/common/secrets/sealer.h"
 #include "src/common/status_macros.h"
 #include "src/executor/local/process_supervisor.h"
 
@@ -26,6 +27,15 @@ class ProcessBackend final : public RunBackend {
       return absl::FailedPreconditionError("the job has no command to run");
     }
     for (const auto& [k, v] : job.task().env()) launch.env.emplace_back(k, v);
+    for (const auto& [k, v] : job.task().secret_env()) {
+      // The server opens secret values in the lease; one still sealed did not open there.
+      if (secrets::IsSealed(v)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("secret_env ", k, ": the server could not open it (sealed with key \"",
+                         secrets::SealedKeyId(v), "\"; see the server's log)"));
+      }
+      launch.env.emplace_back(k, v);
+    }
     launch.env.emplace_back("REGATTA_JOB_ID", job.id());
     launch.env.emplace_back("REGATTA_RUN_ID", lease.run_id());
     launch.env.emplace_back("REGATTA_QUEUE", job.queue());
@@ -42,7 +52,10 @@ class ProcessBackend final : public RunBackend {
                                  absl::Nanoseconds(job.task().termination_grace_period().nanos());
     }
     launch.memory_limit_bytes = RequestsOf(job).Get(ResourceNames::kMemory).milli() / 1000;
-    launch.metadata = lease.SerializeAsString();
+    // Kept on disk to recover the run after a restart: without the opened secret values.
+    regatta::v1::JobRunLease kept = lease;
+    kept.mutable_job()->mutable_task()->clear_secret_env();
+    launch.metadata = kept.SerializeAsString();
     return supervisor_->Start(launch);
   }
 

@@ -201,6 +201,11 @@ tls:
   # Client certificates: none, request (verified when sent), require; auto: require when
   # clientCaFile is set, else none.
   clientAuth: auto
+# Secrets at rest (docs/operations.md): jobs' secretEnv values and Secrets' data are sealed
+# with the first key of this file before they reach the log; every key in it opens. "": the
+# data directory's secrets.key, created with a new key on first start.
+secrets:
+  keyFile: ""
 eventLog:
   maxRecordBytes: 67108864
 logging:
@@ -678,6 +683,7 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const UpFlags& flags,
     c.executor.simulated.node_groups = {group};
   }
   RETURN_IF_ERROR(LoadTls(root, c.tls));
+  ASSIGN_OR_RETURN(c.secrets_key_file, Get<std::string>(root, "secrets.keyFile"));
   ASSIGN_OR_RETURN(c.max_log_record_bytes, Get<int64_t>(root, "eventLog.maxRecordBytes"));
   ASSIGN_OR_RETURN(c.log_level, Get<std::string>(root, "logging.level"));
   ASSIGN_OR_RETURN(c.log_format, Get<std::string>(root, "logging.format"));

@@ -130,6 +130,8 @@ struct ServerConfig {
   PipelinesConfig pipelines;
   DevicesConfig devices;
   TlsConfig tls;
+  // secrets.keyFile: the keys that seal secret values; "": <dataDir>/secrets.key, created.
+  std::string secrets_key_file;
   ObservabilityConfig observability;
 };
 

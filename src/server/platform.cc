@@ -24,6 +24,7 @@
 #include "src/api/status_interceptor.h"
 #include "src/api/submit_service.h"
 #include "src/common/logging.h"
+#include "src/common/secrets/sealer.h"
 #include "src/common/status_macros.h"
 #include "src/devices/controller/controller.h"
 #include "src/devices/protocol/sockets.h"
@@ -59,6 +60,7 @@ struct Platform::Impl {
   std::unique_ptr<ingest::Ingester> ingester;
   std::unique_ptr<auth::Authenticator> authenticator;
   std::unique_ptr<auth::Authorizer> authorizer;
+  std::unique_ptr<secrets::Sealer> sealer;
   api::ApiContext api;
   std::unique_ptr<api::SubmitService> submit_service;
   std::unique_ptr<api::QueueService> queue_service;
@@ -111,6 +113,21 @@ absl::StatusOr<std::string> PrepareDataDir(const std::string& dir) {
   if (ec) return absl::UnavailableError(absl::StrCat("data directory ", dir, ": ", ec.message()));
   std::filesystem::path abs = std::filesystem::absolute(dir, ec);
   return ec ? dir : abs.lexically_normal().string();
+}
+
+// The keys that seal secret values: secrets.keyFile, or the data directory's own (created).
+absl::StatusOr<std::unique_ptr<secrets::Sealer>> LoadSealer(const std::string& key_file,
+                                                            const std::string& data_dir) {
+  const bool own = key_file.empty();
+  const std::string path =
+      own ? (std::filesystem::path(data_dir) / "secrets.key").string() : key_file;
+  absl::StatusOr<std::unique_ptr<secrets::Sealer>> sealer =
+      secrets::Sealer::FromFile(path, /*create_if_missing=*/own);
+  if (!sealer.ok()) {
+    return absl::Status(sealer.status().code(),
+                        absl::StrCat("secrets.keyFile: ", sealer.status().message()));
+  }
+  return sealer;
 }
 
 std::pair<std::string, int> SplitHostPort(absl::string_view listen) {
@@ -183,6 +200,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
     ids = impl->owned_ids.get();
   }
   ASSIGN_OR_RETURN(impl->data_dir, PrepareDataDir(config.data_dir));
+  ASSIGN_OR_RETURN(impl->sealer, LoadSealer(config.secrets_key_file, impl->data_dir));
   const bool embedded_executor = mode == Mode::kUp && config.executor.embedded;
   if (config.tls.on()) {
     tls::ServerTlsOptions tls_options;
@@ -375,6 +393,7 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   impl->api.authorizer = impl->authorizer.get();
   impl->api.clock = clock;
   impl->api.ids = ids;
+  impl->api.sealer = impl->sealer.get();
   impl->api.policy = config.submit_policy;
   impl->api.view_wait_timeout = config.view_wait_timeout;
   impl->api.record_principal = config.observability.audit;
@@ -609,6 +628,10 @@ pipelines::engine::PipelineEngine* Platform::pipeline_engine() {
 api::RunService* Platform::run_service() { return impl_->run_service.get(); }
 devices::DeviceController* Platform::device_controller() { return impl_->device_controller.get(); }
 executor::Executor* Platform::local_executor() { return impl_->local_executor.get(); }
+
+absl::Status Platform::ReloadSecretKeys() { return impl_->sealer->Reload(); }
+
+const secrets::Sealer& Platform::sealer() const { return *impl_->sealer; }
 
 absl::Status Platform::ReloadTls() {
   if (impl_->tls == nullptr) return absl::FailedPreconditionError("TLS is off (no tls.certFile)");

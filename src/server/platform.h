@@ -14,6 +14,10 @@ namespace grpc {
 class Server;
 }
 
+namespace regatta::secrets {
+class Sealer;
+}
+
 namespace regatta::eventlog {
 class EventLog;
 }
@@ -86,6 +90,9 @@ class Platform {
   // Reads the TLS files again (SIGHUP); new connections get them, and on error the old ones
   // stay in use. FAILED_PRECONDITION when TLS is off.
   absl::Status ReloadTls();
+  // Reads secrets.keyFile again (SIGHUP); on error the keys in use stay.
+  absl::Status ReloadSecretKeys();
+  const secrets::Sealer& sealer() const;
   // Blocks until the views include the log up to `offset`.
   absl::Status WaitForViews(int64_t offset, absl::Time deadline);
 

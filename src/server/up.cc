@@ -12,6 +12,7 @@
 #include "grpcpp/create_channel.h"
 #include "src/common/config.h"
 #include "src/common/logging.h"
+#include "src/common/secrets/sealer.h"
 #include "src/common/signals.h"
 #include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
@@ -79,7 +80,16 @@ int Run(const UpFlags& flags, Mode mode) {
   }
   std::cout << "Stop with Ctrl-C." << std::endl;
 
-  const int signal = WaitForStop(signals, [&] { return (*platform)->ReloadTls(); });
+  const int signal = WaitForStop(signals, [&] {
+    if (absl::Status keys = (*platform)->ReloadSecretKeys(); keys.ok()) {
+      LOG_INFO("SIGHUP: reloaded the secrets key file", "sealing_key",
+               (*platform)->sealer().sealing_key_id());
+    } else {
+      LOG_WARN("SIGHUP: secrets key file not reloaded; the keys in use stay", "error",
+               keys.message());
+    }
+    return (*platform)->ReloadTls();
+  });
   LOG_INFO("stopping", "signal", signal == SIGINT ? "SIGINT" : "SIGTERM");
   (*platform)->Shutdown();
   return 0;

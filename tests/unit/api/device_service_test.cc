@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
+#include "src/common/secrets/sealer.h"
 #include "src/devices/controller/broker_plan.h"
 #include "src/ingest/ingester.h"
 #include "src/store/sqlite/sqlite_store.h"
@@ -57,6 +58,7 @@ class DeviceServiceTest : public ::testing::Test {
     ctx_.authorizer = authorizer_.get();
     ctx_.clock = RealClock::Get();
     ctx_.ids = &ids_;
+    ctx_.sealer = sealer_.get();
     ctx_.wait_for_views = [this](int64_t offset, absl::Time deadline) {
       return ingester_->WaitForOffset(offset, deadline);
     };
@@ -87,6 +89,8 @@ class DeviceServiceTest : public ::testing::Test {
   std::unique_ptr<ingest::Ingester> ingester_;
   std::unique_ptr<auth::Authorizer> authorizer_;
   UlidGenerator ids_{RealClock::Get(), 7};
+  std::unique_ptr<secrets::Sealer> sealer_ =
+      *secrets::Sealer::FromText(secrets::NewKeyLine("test"), "test keys");
   ApiContext ctx_;
   std::unique_ptr<DeviceService> service_;
 };
@@ -167,8 +171,10 @@ TEST_F(DeviceServiceTest, SecretValuesNeverLeave) {
   ASSERT_EQ(listed->secrets_size(), 1);
   EXPECT_THAT(listed->secrets(0).data(), IsEmpty());
   EXPECT_EQ(listed->secrets(0).keys_size(), 2);
-  // The views keep them for the agents.
-  EXPECT_EQ(store_->GetSecret("creds")->data().at("password"), "s3cr3t");
+  // The views keep them for the agents, sealed.
+  const std::string stored = store_->GetSecret("creds")->data().at("password");
+  EXPECT_TRUE(secrets::IsSealed(stored)) << stored;
+  EXPECT_EQ(*sealer_->Open(stored, SecretDataContext("creds", "password")), "s3cr3t");
 
   ASSERT_TRUE(service_->DeleteSecretCore(admin_, "creds").ok());
   EXPECT_EQ(service_->GetSecretCore("creds").status().code(), absl::StatusCode::kNotFound);
