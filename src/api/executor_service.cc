@@ -111,12 +111,15 @@ absl::Status ExecutorService::AddLeasedDevices(regatta::v1::JobRunLease& lease) 
     if (!instance.broker_properties().empty()) {
       *device->mutable_properties() = instance.broker_properties();
     } else {
-      // The Configuration's broker properties under the device's own (the device's win).
+      // The device's properties with the Configuration's brokerProperties over them (Akri's
+      // order).
+      *device->mutable_properties() = instance.properties();
       absl::StatusOr<regatta::v1::Configuration> configuration =
           ctx_->store->GetConfiguration(instance.configuration_name());
-      if (configuration.ok()) *device->mutable_properties() = configuration->broker_properties();
-      for (const auto& [name, value] : instance.properties()) {
-        (*device->mutable_properties())[name] = value;
+      if (configuration.ok()) {
+        for (const auto& [name, value] : configuration->broker_properties()) {
+          (*device->mutable_properties())[name] = value;
+        }
       }
     }
     *device->mutable_mounts() = instance.mounts();

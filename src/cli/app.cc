@@ -427,6 +427,7 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     auto add_handler_flags = [](CLI::App* verb, HandlerFlags& flags) {
       verb->add_option("--dir", flags.dir,
                        "Discovery directory shared with the agent (default "
+                       "$DISCOVERY_HANDLERS_DIRECTORY as Akri's handlers, else "
                        "/var/lib/regatta/discovery)")
           ->envname("REGATTA_DISCOVERY_DIR");
       verb->add_option("--name", flags.name, "Handler name Configurations ask for")

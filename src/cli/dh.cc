@@ -1,6 +1,7 @@
 #include "src/cli/dh.h"
 
 #include <csignal>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "src/cli/flags.h"
@@ -29,7 +30,13 @@ int Serve(const HandlerFlags& flags, bool shared, const char* kind, const std::s
           absl::Duration relist_interval = devices::HandlerServerOptions().relist_interval) {
   devices::HandlerServerOptions options;
   options.relist_interval = relist_interval;
-  options.dir = flags.dir.empty() ? devices::kDefaultDiscoveryDir : flags.dir;
+  options.dir = flags.dir;
+  if (options.dir.empty()) {
+    // Akri's discovery handlers take the directory from this variable.
+    const char* akri_dir = std::getenv("DISCOVERY_HANDLERS_DIRECTORY");
+    options.dir =
+        akri_dir != nullptr && *akri_dir != '\0' ? akri_dir : devices::kDefaultDiscoveryDir;
+  }
   options.name = flags.name;
   options.shared = shared;
   options.socket_path = flags.socket;

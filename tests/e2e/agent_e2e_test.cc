@@ -106,9 +106,11 @@ class AgentE2eTest : public DevicesFixture {
     NodeProcesses& n = nodes_[node];
     n.availability_file = absl::StrCat(scratch_, "/", node, "-availability");
     n.handler = std::make_unique<Child>();
-    ASSERT_TRUE(n.handler->Start({RegattaBinary(), "dh", "debug-echo", "--dir", n.dir,
-                                  "--availability-file", n.availability_file},
-                                 Stderr("dh-" + node)));
+    // The directory as Akri's handlers take it: DISCOVERY_HANDLERS_DIRECTORY.
+    ASSERT_TRUE(n.handler->Start(
+        {"/usr/bin/env", absl::StrCat("DISCOVERY_HANDLERS_DIRECTORY=", n.dir), RegattaBinary(),
+         "dh", "debug-echo", "--availability-file", n.availability_file},
+        Stderr("dh-" + node)));
     ASSERT_TRUE(n.handler->WaitForLine("serving on", std::chrono::seconds(10)));
   }
 

@@ -227,8 +227,13 @@ absl::StatusOr<std::string> DocumentName(const YAML::Node& document) {
     RETURN_IF_ERROR(Expect(metadata, YAML::NodeType::Map, "a mapping", "metadata"));
     for (const auto& entry : metadata) {
       const std::string key = entry.first.as<std::string>();
-      // Kubernetes metadata Regatta has no use for is accepted and ignored.
-      if (key == "namespace" || key == "labels" || key == "annotations") continue;
+      // Kubernetes metadata Regatta has no use for is accepted and ignored, and so is what the
+      // API server sets (a manifest saved with `kubectl get -o yaml` carries it).
+      if (key == "namespace" || key == "labels" || key == "annotations" || key == "uid" ||
+          key == "generation" || key == "resourceVersion" || key == "creationTimestamp" ||
+          key == "managedFields" || key == "selfLink") {
+        continue;
+      }
       if (key != "name") return FieldError(absl::StrCat("metadata.", key), "unknown field");
     }
     ASSIGN_OR_RETURN(name, ScalarAt(metadata["name"], "metadata.name"));

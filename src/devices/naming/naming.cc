@@ -33,7 +33,7 @@ std::string InstanceName(absl::string_view configuration, absl::string_view devi
 
 std::string CdiName(absl::string_view configuration, absl::string_view device_id,
                     absl::string_view node, bool shared) {
-  return absl::StrCat("regatta.dev/", configuration, "=", InstanceDigest(device_id, node, shared));
+  return absl::StrCat("akri.sh/", configuration, "=", InstanceDigest(device_id, node, shared));
 }
 
 std::string SlotName(absl::string_view instance, int index) {

@@ -125,9 +125,10 @@ pb::Instance InstanceFromDevice(const pb::Configuration& configuration, absl::st
   instance.set_configuration_name(configuration.name());
   instance.set_cdi_name(CdiName(configuration.name(), device.id(), node, shared));
   instance.set_capacity(configuration.capacity() > 0 ? configuration.capacity() : 1);
+  // The device's properties, then the Configuration's brokerProperties over them (Akri's order).
   auto& broker = *instance.mutable_broker_properties();
-  broker.insert(configuration.broker_properties().begin(), configuration.broker_properties().end());
-  for (const auto& [name, value] : device.properties()) broker[name] = value;
+  broker.insert(device.properties().begin(), device.properties().end());
+  for (const auto& [name, value] : configuration.broker_properties()) broker[name] = value;
   instance.mutable_properties()->insert(device.properties().begin(), device.properties().end());
   *instance.mutable_mounts() = device.mounts();
   *instance.mutable_device_specs() = device.device_specs();

@@ -178,7 +178,7 @@ class DevicesCliTest : public FakeServerCliTest {
     v1::Instance& i = devices_.instances[name];
     i.set_name(name);
     i.set_configuration_name("cams");
-    i.set_cdi_name(absl::StrCat("regatta.dev/", name));
+    i.set_cdi_name(absl::StrCat("akri.sh/", name));
     i.set_capacity(2);
     for (const std::string& n : nodes) i.add_nodes(n);
     (*i.mutable_device_usage())[name + "-0"] = held ? "run-1" : "";

@@ -143,6 +143,30 @@ discoveryHandler: {name: udev, discoveryDetails: 'groupRecursive: true'}
   EXPECT_EQ(std::get<Configuration>((*parsed)[3]).capacity(), 3);
 }
 
+// A manifest saved with `kubectl get -o yaml` carries what the API server set: ignored.
+TEST(ParseResourcesTest, IgnoresServerSetMetadata) {
+  absl::StatusOr<std::vector<Resource>> parsed = ParseResources(R"(
+apiVersion: akri.sh/v0
+kind: Configuration
+metadata:
+  name: cams
+  namespace: default
+  uid: 5b1c2a34-8e0f-4d59-9f3e-0a6c1f2b7d11
+  generation: 3
+  resourceVersion: "81234"
+  creationTimestamp: "2026-11-30T10:00:00Z"
+  selfLink: /apis/akri.sh/v0/namespaces/default/configurations/cams
+  managedFields:
+  - manager: kubectl-client-side-apply
+    operation: Update
+spec:
+  discoveryHandler: {name: debugEcho, discoveryDetails: "descriptions: [a]"}
+)");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 1u);
+  EXPECT_EQ(std::get<Configuration>((*parsed)[0]).name(), "cams");
+}
+
 TEST(ParseResourcesTest, ErrorsNameTheDocumentAndTheField) {
   struct Case {
     std::string text;
@@ -171,7 +195,7 @@ TEST(ParseResourcesTest, ErrorsNameTheDocumentAndTheField) {
       {"kind: Secret\nmetadata: {name: s}\ndata: {k: '%%%'}\n",
        "document 1 (Secret s): data[\"k\"]: not base64"},
       {"kind: ConfigMap\nmetadata: {name: m}\ndata: [a]\n", "data: expected a mapping, got a list"},
-      {"metadata: {name: a, uid: 3}\n", "metadata.uid: unknown field"},
+      {"metadata: {name: a, finalizers: [x]}\n", "metadata.finalizers: unknown field"},
       {"kind: Secret\nmetadata: {name: Bad_Name}\n", "name: 'Bad_Name' is not a DNS-1123"},
       {"a: [\n", "line "},
       {"---\n---\nkind: ConfigMap\nmetadata: {name: ok}\n---\nkind: Secret\n",

@@ -31,9 +31,9 @@ TEST(InstanceNameTest, NodeMattersOnlyForLocalDevices) {
 
 TEST(InstanceNameTest, CdiNameUsesTheSameDigest) {
   EXPECT_EQ(CdiName("config-a", "my_local_device", "my_node", false),
-            "regatta.dev/config-a=e77db4");
+            "akri.sh/config-a=e77db4");
   EXPECT_EQ(CdiName("config-a", "my_shared_device", "my_node", true),
-            "regatta.dev/config-a=4294ea");
+            "akri.sh/config-a=4294ea");
 }
 
 TEST(SlotTest, NamesAndIndices) {

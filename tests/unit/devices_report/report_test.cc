@@ -74,7 +74,8 @@ TEST(InstanceFromDevice, NamesAndFieldsFollowNamingAndConfiguration) {
   EXPECT_FALSE(local.shared());
   EXPECT_EQ(local.device_id(), "foo0");
   EXPECT_EQ(local.broker_properties().at("RESOLUTION"), "800x600");
-  EXPECT_EQ(local.broker_properties().at("SHARED_KEY"), "from-device");  // the device's wins
+  // The Configuration's wins a name both have, as in Akri.
+  EXPECT_EQ(local.broker_properties().at("SHARED_KEY"), "from-config");
   EXPECT_EQ(local.properties().at("SHARED_KEY"), "from-device");
   ASSERT_THAT(local.device_specs(), SizeIs(1));
   ASSERT_THAT(local.mounts(), SizeIs(1));

@@ -48,6 +48,22 @@ TEST(ParseUdevDiscoveryDetailsTest, AcceptsJsonAndDefaultsGroupRecursiveToFalse)
   EXPECT_FALSE(details->group_recursive);
 }
 
+// Akri's Helm chart writes permissions: rwm into every udev Configuration.
+TEST(ParseUdevDiscoveryDetailsTest, ReadsAkrisPermissions) {
+  absl::StatusOr<UdevDiscoveryDetails> details =
+      ParseUdevDiscoveryDetails("udevRules: ['KERNEL==\"null\"']\npermissions: rwm");
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->permissions, "rwm");
+  details = ParseUdevDiscoveryDetails("udevRules: []\npermissions: r");
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->permissions, "r");
+  EXPECT_EQ(ParseUdevDiscoveryDetails("udevRules: []")->permissions, "rwm");
+  EXPECT_EQ(DetailsError("udevRules: []\npermissions: rwx"),
+            "permissions: 'x' is not one of r, w, m");
+  EXPECT_EQ(DetailsError("udevRules: []\npermissions: rr"), "permissions: 'r' repeated");
+  EXPECT_THAT(DetailsError("udevRules: []\npermissions: ''"), HasSubstr("expected a combination"));
+}
+
 TEST(ParseUdevDiscoveryDetailsTest, AnEmptyRuleListIsValid) {
   absl::StatusOr<UdevDiscoveryDetails> details = ParseUdevDiscoveryDetails("udevRules: []");
   ASSERT_TRUE(details.ok()) << details.status();
@@ -75,7 +91,7 @@ TEST(ParseUdevDiscoveryDetailsTest, ShapeErrors) {
   EXPECT_EQ(DetailsError("udevRules: []\ngroupRecursive: maybe"),
             "groupRecursive: expected true or false");
   EXPECT_EQ(DetailsError("udevRules: []\nudevRule: []"),
-            "udevRule: unknown field (want udevRules, groupRecursive)");
+            "udevRule: unknown field (want udevRules, groupRecursive, permissions)");
 }
 
 class FindUdevDevicesTest : public ::testing::Test {
@@ -126,6 +142,11 @@ TEST_F(FindUdevDevicesTest, DeviceHasAkriIdPropertiesAndDeviceSpec) {
   EXPECT_EQ(null.device_specs(0).host_path(), "/dev/null");
   EXPECT_EQ(null.device_specs(0).container_path(), "/dev/null");
   EXPECT_EQ(null.device_specs(0).permissions(), "rwm");
+
+  devices = Find("udevRules: ['KERNEL==\"null\"']\npermissions: rw");
+  ASSERT_EQ(devices.size(), 1u);
+  ASSERT_EQ(devices[0].device_specs_size(), 1);
+  EXPECT_EQ(devices[0].device_specs(0).permissions(), "rw");
 }
 
 TEST_F(FindUdevDevicesTest, DeviceWithoutNodeHasNoSpecAndNoDevnode) {

@@ -14,7 +14,7 @@ regatta::v1::LeasedDevice* AddDevice(regatta::v1::JobRunLease& lease, const std:
   regatta::v1::LeasedDevice* device = lease.add_devices();
   device->set_instance_name(name);
   device->set_slot(name + "-0");
-  device->set_cdi_name("regatta.dev/cam=" + name.substr(name.size() - 6));
+  device->set_cdi_name("akri.sh/cam=" + name.substr(name.size() - 6));
   return device;
 }
 

@@ -63,8 +63,28 @@ std::string TopmostFound(const std::string& devpath,
   return top;
 }
 
+// Akri's `permissions`: each of r (read), w (write), m (mknod) at most once.
+absl::StatusOr<std::string> ParsePermissions(const YAML::Node& node) {
+  if (!node.IsScalar() || node.Scalar().empty()) {
+    return FieldError("permissions", "expected a combination of r, w and m, e.g. rwm");
+  }
+  const std::string text = node.Scalar();
+  std::string seen;
+  for (char c : text) {
+    if (c != 'r' && c != 'w' && c != 'm') {
+      return FieldError("permissions",
+                        absl::StrCat("'", std::string(1, c), "' is not one of r, w, m"));
+    }
+    if (seen.find(c) != std::string::npos) {
+      return FieldError("permissions", absl::StrCat("'", std::string(1, c), "' repeated"));
+    }
+    seen.push_back(c);
+  }
+  return text;
+}
+
 v0::Device MakeDevice(const std::string& id, const std::vector<std::string>& devnodes,
-                      bool numbered) {
+                      bool numbered, const std::string& permissions) {
   v0::Device device;
   device.set_id(id);
   auto& properties = *device.mutable_properties();
@@ -76,7 +96,7 @@ v0::Device MakeDevice(const std::string& id, const std::vector<std::string>& dev
     v0::DeviceSpec* spec = device.add_device_specs();
     spec->set_host_path(devnodes[i]);
     spec->set_container_path(devnodes[i]);
-    spec->set_permissions(std::string(kDevicePermissions));
+    spec->set_permissions(permissions);
   }
   return device;
 }
@@ -113,8 +133,10 @@ absl::StatusOr<UdevDiscoveryDetails> ParseUdevDiscoveryDetails(absl::string_view
           !YAML::convert<bool>::decode(entry.second, details.group_recursive)) {
         return FieldError(key, "expected true or false");
       }
+    } else if (key == "permissions") {
+      ASSIGN_OR_RETURN(details.permissions, ParsePermissions(entry.second));
     } else {
-      return FieldError(key, "unknown field (want udevRules, groupRecursive)");
+      return FieldError(key, "unknown field (want udevRules, groupRecursive, permissions)");
     }
   }
   if (!has_rules) {
@@ -140,7 +162,7 @@ absl::StatusOr<std::vector<v0::Device>> FindUdevDevices(const UdevDiscoveryDetai
     for (const auto& [devpath, devnode] : found) {
       std::vector<std::string> devnodes;
       if (!devnode.empty()) devnodes.push_back(devnode);
-      result.push_back(MakeDevice(devpath, devnodes, /*numbered=*/false));
+      result.push_back(MakeDevice(devpath, devnodes, /*numbered=*/false, details.permissions));
     }
     return result;
   }
@@ -151,7 +173,7 @@ absl::StatusOr<std::vector<v0::Device>> FindUdevDevices(const UdevDiscoveryDetai
     if (!devnode.empty()) devnodes.push_back(devnode);
   }
   for (const auto& [id, devnodes] : group_devnodes) {
-    result.push_back(MakeDevice(id, devnodes, /*numbered=*/true));
+    result.push_back(MakeDevice(id, devnodes, /*numbered=*/true, details.permissions));
   }
   return result;
 }

@@ -18,7 +18,7 @@ inline constexpr absl::string_view kHandlerName = "udev";
 inline constexpr bool kSharedDevices = false;
 inline constexpr absl::string_view kDevnodeProperty = "UDEV_DEVNODE";
 inline constexpr absl::string_view kDevpathProperty = "UDEV_DEVPATH";
-// Cgroup permissions of every device node handed to a run.
+// Cgroup permissions of every device node handed to a run, unless the details say others.
 inline constexpr absl::string_view kDevicePermissions = "rwm";
 
 // A Configuration's discovery details for the udev handler (Akri's UdevDiscoveryDetails).
@@ -27,12 +27,16 @@ struct UdevDiscoveryDetails {
   std::vector<UdevRule> rules;
   // Found devices below another found device join it: one Device whose id is the topmost one.
   bool group_recursive = false;
+  // The device nodes' cgroup permissions: a non-empty combination of r, w and m, as Akri's
+  // `permissions` (its Helm chart always writes "rwm").
+  std::string permissions = std::string(kDevicePermissions);
 };
 
 // Parses the YAML (or JSON) discovery details:
 //   udevRules:
 //   - 'KERNEL=="video[0-9]*"'
 //   groupRecursive: false        # optional
+//   permissions: rwm             # optional: r, w, m
 // Errors name the field: "udevRules[1]: key 'PROGRAM' is not supported; ...".
 absl::StatusOr<UdevDiscoveryDetails> ParseUdevDiscoveryDetails(absl::string_view yaml);
 
@@ -40,7 +44,8 @@ absl::StatusOr<UdevDiscoveryDetails> ParseUdevDiscoveryDetails(absl::string_view
 // - id and UDEV_DEVPATH: the devpath (for a group, the topmost device's);
 // - UDEV_DEVNODE: the device node, when there is one (for a group: UDEV_DEVNODE_0, _1, ... over
 //   the members with a node, in devpath order);
-// - one device spec per device node, host and container path the node, permissions "rwm".
+// - one device spec per device node, host and container path the node, the details'
+//   permissions.
 absl::StatusOr<std::vector<v0::Device>> FindUdevDevices(const UdevDiscoveryDetails& details,
                                                         UdevSystem& udev);
 
