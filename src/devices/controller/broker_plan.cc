@@ -47,7 +47,7 @@ std::vector<std::string> BrokerNodes(const regatta::v1::Configuration& config,
   return {instance.nodes(0)};
 }
 
-// Port name -> the port a broker must use (0: one from the range), over both service specs.
+// Port name -> the targetPort a broker asks for (0: one from the range), over both specs.
 std::map<std::string, int> ServicePorts(const regatta::v1::Configuration& config) {
   std::map<std::string, int> ports;
   for (const regatta::v1::ServiceSpec* spec :
@@ -60,29 +60,60 @@ std::map<std::string, int> ServicePorts(const regatta::v1::Configuration& config
   return ports;
 }
 
-// Hands out ports of the options' range that no active broker holds.
+// Hands out broker ports. Brokers of one machine are processes sharing its ports, so a port is
+// held per node: a Configuration's targetPort goes to the first broker on a node, and a second
+// broker on that node gets a port of the options' range instead (the service lists each
+// broker's own port). Range ports are unique among all active brokers. A job broker's node is
+// known only once it runs, so its ports count as held on every node.
 class PortAllocator {
  public:
   PortAllocator(const std::vector<BrokerJob>& brokers, const BrokerPlanOptions& options)
       : next_(options.first_port), last_(options.last_port) {
     for (const BrokerJob& job : brokers) {
       if (!job.active) continue;
-      for (const auto& [name, port] : job.ports) used_.insert(port);
+      for (const auto& [name, port] : job.ports) Hold(job.node, port);
     }
   }
 
-  // 0 when the range is used up.
-  int Allocate() {
+  // `target` if no broker on `node` holds it, else a free port of the range; 0 when the range
+  // is used up.
+  int Claim(int target, const std::string& node) {
+    if (target != 0 && !HeldOn(node, target)) {
+      Hold(node, target);
+      return target;
+    }
     for (; next_ <= last_; ++next_) {
-      if (used_.insert(next_).second) return next_++;
+      if (!range_used_.contains(next_) && !HeldOn(node, next_)) {
+        Hold(node, next_);
+        return next_++;
+      }
     }
     return 0;
   }
 
  private:
+  void Hold(const std::string& node, int port) {
+    held_[node].insert(port);
+    range_used_.insert(port);
+  }
+  bool HeldOn(const std::string& node, int port) const {
+    if (node.empty()) {
+      for (const auto& [any, ports] : held_) {
+        if (ports.contains(port)) return true;
+      }
+      return false;
+    }
+    for (const std::string& holder : {node, std::string()}) {
+      auto it = held_.find(holder);
+      if (it != held_.end() && it->second.contains(port)) return true;
+    }
+    return false;
+  }
+
   int next_;
   int last_;
-  std::set<int> used_;
+  std::map<std::string, std::set<int>> held_;  // node ("" : a job broker's) -> ports
+  std::set<int> range_used_;
 };
 
 regatta::v1::JobSubmitRequestItem BrokerItem(const regatta::v1::BrokerTemplate& tmpl,
@@ -208,7 +239,7 @@ BrokerPlan PlanBrokers(const std::vector<regatta::v1::Configuration>& configurat
     std::map<std::string, int> broker_ports = ServicePorts(config);
     bool ports_ok = true;
     for (auto& [name, port] : broker_ports) {
-      if (port == 0) port = ports.Allocate();
+      port = ports.Claim(port, key.node);
       if (port == 0) {
         plan.errors.push_back(
             {config.name(),

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace regatta::devices {
 namespace {
 
@@ -169,11 +172,11 @@ TEST(BrokerPlanTest, BrokersGetServiceNamesAndPortsNoActiveBrokerHolds) {
   regatta::v1::ServicePort* rtsp = config.mutable_configuration_service_spec()->add_ports();
   rtsp->set_name("rtsp");
   rtsp->set_port(554);
-  rtsp->set_target_port(8554);  // fixed: every broker listens there
+  rtsp->set_target_port(8554);  // the first broker on each node listens there
   BrokerJob holder{"held", "cam", "cam-cccccc", "n1", 0, true, kNow, kNow};
   holder.ports = {{"http", 30000}, {"rtsp", 8554}};
   BrokerPlanOptions options;
-  options.last_port = 30002;
+  options.last_port = 30004;
   BrokerPlan plan = PlanBrokers(
       {config},
       {Instance("cam-aaaaaa", "cam", true, {"n1", "n2"}),
@@ -181,22 +184,59 @@ TEST(BrokerPlanTest, BrokersGetServiceNamesAndPortsNoActiveBrokerHolds) {
       {holder}, kNow, options);
   ASSERT_EQ(plan.submits.size(), 1u);
   ASSERT_EQ(plan.submits[0].items_size(), 2);
-  const regatta::v1::JobSubmitRequestItem& first = plan.submits[0].items(0);
-  EXPECT_THAT(first.task().env(),
+  // On n1 the holder listens on 8554 already: this broker gets its own port from the range.
+  const regatta::v1::JobSubmitRequestItem& on_n1 = plan.submits[0].items(0);
+  EXPECT_EQ(on_n1.labels().at(kBrokerNodeLabel), "n1");
+  EXPECT_THAT(on_n1.task().env(),
               testing::IsSupersetOf({Pair("REGATTA_INSTANCE_SERVICE", "cam-aaaaaa-svc"),
                                      Pair("REGATTA_CONFIGURATION_SERVICE", "cam-svc"),
                                      Pair("REGATTA_PORT_HTTP", "30001"),
-                                     Pair("REGATTA_PORT_RTSP", "8554")}));
-  EXPECT_THAT(first.annotations(),
+                                     Pair("REGATTA_PORT_RTSP", "30002")}));
+  EXPECT_THAT(on_n1.annotations(),
               testing::IsSupersetOf({Pair("regatta.dev/broker-port-http", "30001"),
-                                     Pair("regatta.dev/broker-port-rtsp", "8554")}));
-  EXPECT_EQ(first.labels().at(kBrokerLabel), "true");
-  EXPECT_EQ(plan.submits[0].items(1).task().env().at("REGATTA_PORT_HTTP"), "30002");
-  // The range is used up for the third: it waits, and the plan says why.
+                                     Pair("regatta.dev/broker-port-rtsp", "30002")}));
+  EXPECT_EQ(on_n1.labels().at(kBrokerLabel), "true");
+  // On n2 nobody holds 8554: the targetPort.
+  const regatta::v1::JobSubmitRequestItem& on_n2 = plan.submits[0].items(1);
+  EXPECT_EQ(on_n2.labels().at(kBrokerNodeLabel), "n2");
+  EXPECT_EQ(on_n2.task().env().at("REGATTA_PORT_HTTP"), "30003");
+  EXPECT_EQ(on_n2.task().env().at("REGATTA_PORT_RTSP"), "8554");
+  // cam-bbbbbb on n1 needs two more ports and one is left: it waits, and the plan says why.
   ASSERT_EQ(plan.errors.size(), 1u);
   EXPECT_EQ(plan.errors[0].configuration, "cam");
-  EXPECT_THAT(plan.errors[0].message, testing::HasSubstr("no free port left in 30000..30002"));
+  EXPECT_THAT(plan.errors[0].message, testing::HasSubstr("cam-bbbbbb"));
+  EXPECT_THAT(plan.errors[0].message, testing::HasSubstr("no free port left in 30000..30004"));
   EXPECT_EQ(BrokerPortVariable("web-ui"), "REGATTA_PORT_WEB_UI");
+}
+
+// Two brokers on one node never share a port, even when their Configuration fixes one; a job
+// broker (node unknown until it runs) holds its ports everywhere.
+TEST(BrokerPlanTest, TwoBrokersOnANodeGetTheirOwnPorts) {
+  regatta::v1::Configuration config = Config("cam", true);
+  regatta::v1::ServicePort* grpc = config.mutable_instance_service_spec()->add_ports();
+  grpc->set_name("grpc");
+  grpc->set_port(8083);
+  grpc->set_target_port(8083);
+  BrokerPlan plan = PlanBrokers(
+      {config},
+      {Instance("cam-aaaaaa", "cam", false, {"n1"}), Instance("cam-bbbbbb", "cam", false, {"n1"}),
+       Instance("cam-cccccc", "cam", false, {"n2"})},
+      {}, kNow);
+  ASSERT_EQ(plan.submits.size(), 1u);
+  ASSERT_EQ(plan.submits[0].items_size(), 3);
+  std::map<std::string, std::string> port_of;
+  for (const auto& item : plan.submits[0].items()) {
+    port_of[item.labels().at(kBrokerInstanceLabel)] = item.task().env().at("REGATTA_PORT_GRPC");
+  }
+  EXPECT_EQ(port_of["cam-aaaaaa"], "8083");
+  EXPECT_EQ(port_of["cam-bbbbbb"], "30000");
+  EXPECT_EQ(port_of["cam-cccccc"], "8083");
+
+  BrokerJob job_broker{"jb", "cam", "cam-dddddd", "", 0, true, kNow, kNow};
+  job_broker.ports = {{"grpc", 8083}};
+  plan = PlanBrokers({config}, {Instance("cam-cccccc", "cam", false, {"n2"})}, {job_broker}, kNow);
+  ASSERT_EQ(plan.submits.size(), 1u);
+  EXPECT_EQ(plan.submits[0].items(0).task().env().at("REGATTA_PORT_GRPC"), "30000");
 }
 
 TEST(BrokerPlanTest, DesiredBrokersFollowTheSpecKindAndTheNodes) {
