@@ -135,6 +135,39 @@ PlatformPipelineBackend::LookupCache(const std::vector<std::string>& fingerprint
   return found;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> PlatformPipelineBackend::SecretData(
+    absl::string_view owner, absl::string_view run_id, absl::string_view name) {
+  // Changing Secrets is what a user needs to see their values (the API shows only keys), so
+  // only such a user's step may have them.
+  const auth::Principal principal = OwnerOf(owner, pipelines::engine::RunJobSet(run_id));
+  if (!ctx_->authorizer->HasGlobal(principal, auth::GlobalPermission::kCreateQueue)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "user \"", principal.name, "\" may not read Secrets into a step (needs permission \"",
+        auth::GlobalPermissionName(auth::GlobalPermission::kCreateQueue), "\")"));
+  }
+  RETURN_IF_ERROR(CatchUpViews());
+  ASSIGN_OR_RETURN(pb::Secret secret, ctx_->store->GetSecret(name));
+  std::map<std::string, std::string> data;
+  for (const auto& [key, value] : secret.data()) {
+    if (!secrets::IsSealed(value)) {  // applied before values were sealed
+      data[key] = value;
+      continue;
+    }
+    if (ctx_->sealer == nullptr) {
+      return absl::FailedPreconditionError("the server has no secrets key");
+    }
+    ASSIGN_OR_RETURN(data[key], ctx_->sealer->Open(value, api::SecretDataContext(name, key)));
+  }
+  return data;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> PlatformPipelineBackend::ConfigMapData(
+    absl::string_view name) {
+  RETURN_IF_ERROR(CatchUpViews());
+  ASSIGN_OR_RETURN(pb::ConfigMap config_map, ctx_->store->GetConfigMap(name));
+  return std::map<std::string, std::string>(config_map.data().begin(), config_map.data().end());
+}
+
 absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> PlatformPipelineBackend::EndedJobs(
     const std::vector<std::string>& job_ids) {
   RETURN_IF_ERROR(CatchUpViews());

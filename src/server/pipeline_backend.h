@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,10 @@ class PlatformPipelineBackend final : public pipelines::engine::EngineBackend {
   absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ActiveRuns() override;
   absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCache(
       const std::vector<std::string>& fingerprints, absl::Time now) override;
+  absl::StatusOr<std::map<std::string, std::string>> SecretData(absl::string_view owner,
+                                                                absl::string_view run_id,
+                                                                absl::string_view name) override;
+  absl::StatusOr<std::map<std::string, std::string>> ConfigMapData(absl::string_view name) override;
   absl::StatusOr<absl::flat_hash_map<std::string, pipelines::engine::JobOutcome>> EndedJobs(
       const std::vector<std::string>& job_ids) override;
 

@@ -481,7 +481,12 @@ bool PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
                             now);
       continue;
     }
-    *request.add_items() = StepJob(driver, launch);
+    absl::StatusOr<pb::JobSubmitRequestItem> item = StepJob(driver, launch);
+    if (!item.ok()) {
+      driver.OnLaunchFailed(launch.task_path, item.status().message(), now);
+      continue;
+    }
+    *request.add_items() = *std::move(item);
     submitted.push_back(&launch);
   }
   if (!submitted.empty()) any = SubmitSteps(driver, request, submitted, now, progress) || any;
@@ -538,13 +543,11 @@ void PipelineEngine::Track(const std::string& job_id, const std::string& run_id)
   tracked_jobs_[job_id] = run_id;
 }
 
-pb::JobSubmitRequestItem PipelineEngine::StepJob(const RunDriver& driver,
-                                                 const StepLaunch& launch) const {
+absl::StatusOr<pb::JobSubmitRequestItem> PipelineEngine::StepJob(const RunDriver& driver,
+                                                                 const StepLaunch& launch) const {
   const pb::PipelineRun& run = driver.run();
   pb::JobSubmitRequestItem item;
   item.set_client_id(launch.client_id);
-  (*item.mutable_labels())[kRunLabel] = run.id();
-  (*item.mutable_annotations())[kTaskAnnotation] = launch.task_path;
   pb::TaskSpec& task = *item.mutable_task();
   task.set_image(launch.container->image);
   // The job's work directory exists already: the executor need not make one of its own.
@@ -554,16 +557,72 @@ pb::JobSubmitRequestItem PipelineEngine::StepJob(const RunDriver& driver,
     (*task.mutable_env())[env.name] = env.value;
   }
   auto& requests = *task.mutable_resources()->mutable_requests();
-  requests["cpu"] = CpuOf(launch.container->resources, options_.default_cpu);
-  requests["memory"] = MemoryOf(launch.container->resources, options_.default_memory);
-  if (const auto& accelerator = launch.container->resources.accelerator; accelerator) {
+  requests["cpu"] = CpuOf(launch.resources, options_.default_cpu);
+  requests["memory"] = MemoryOf(launch.resources, options_.default_memory);
+  if (const auto& accelerator = launch.resources.accelerator; accelerator) {
     const std::string& type =
         accelerator->resource_type.empty() ? accelerator->type : accelerator->resource_type;
     std::string count = accelerator->resource_count;
     if (count.empty() && accelerator->count > 0) count = absl::StrCat(accelerator->count);
     if (!type.empty() && !count.empty()) requests[type] = count;
   }
+  if (launch.platform != nullptr) RETURN_IF_ERROR(ApplyPlatform(run, *launch.platform, item));
+  // Set last: a pod label of the platform spec does not hide the step's run.
+  (*item.mutable_labels())[kRunLabel] = run.id();
+  (*item.mutable_annotations())[kTaskAnnotation] = launch.task_path;
   return item;
+}
+
+absl::Status PipelineEngine::ApplyPlatform(const pb::PipelineRun& run,
+                                           const ir::KubernetesExecutorConfig& config,
+                                           pb::JobSubmitRequestItem& item) const {
+  pb::TaskSpec& task = *item.mutable_task();
+  for (const auto& [key, value] : config.node_selector)
+    (*task.mutable_node_selector())[key] = value;
+  for (const ir::PlatformToleration& t : config.tolerations) {
+    pb::Toleration& toleration = *task.add_tolerations();
+    toleration.set_key(t.key);
+    toleration.set_operator_(t.op);
+    toleration.set_value(t.value);
+    toleration.set_effect(t.effect);
+  }
+  for (const auto& [key, value] : config.pod_labels) (*item.mutable_labels())[key] = value;
+  for (const auto& [key, value] : config.pod_annotations)
+    (*item.mutable_annotations())[key] = value;
+  if (config.active_deadline_seconds > 0) {
+    task.mutable_active_deadline()->set_seconds(config.active_deadline_seconds);
+  }
+  // Read at each launch, as a pod reads them when it starts.
+  auto apply = [&](const ir::ObjectAsEnv& object, bool secret) -> absl::Status {
+    absl::StatusOr<std::map<std::string, std::string>> data =
+        secret ? backend_->SecretData(run.owner(), run.id(), object.name)
+               : backend_->ConfigMapData(object.name);
+    const char* kind = secret ? "Secret" : "ConfigMap";
+    if (absl::IsNotFound(data.status()) && object.optional) return absl::OkStatus();
+    if (!data.ok()) {
+      return absl::Status(data.status().code(),
+                          absl::StrCat(object.path, ": ", kind, " \"", object.name,
+                                       "\": ", data.status().message()));
+    }
+    for (const auto& [key, env] : object.key_to_env) {
+      auto value = data->find(key);
+      if (value == data->end()) {
+        if (object.optional) continue;
+        return absl::NotFoundError(absl::StrCat(object.path, ": ", kind, " \"", object.name,
+                                                "\" has no key \"", key, "\""));
+      }
+      auto& env_map = secret ? *task.mutable_secret_env() : *task.mutable_env();
+      env_map[env] = value->second;
+    }
+    return absl::OkStatus();
+  };
+  for (const ir::ObjectAsEnv& object : config.config_map_as_env) {
+    RETURN_IF_ERROR(apply(object, /*secret=*/false));
+  }
+  for (const ir::ObjectAsEnv& object : config.secret_as_env) {
+    RETURN_IF_ERROR(apply(object, /*secret=*/true));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace regatta::pipelines::engine

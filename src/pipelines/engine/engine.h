@@ -3,6 +3,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,15 @@ class EngineBackend {
   virtual absl::StatusOr<std::vector<regatta::v1::PipelineRun>> ActiveRuns() = 0;
   virtual absl::StatusOr<absl::flat_hash_map<std::string, regatta::v1::CacheEntry>> LookupCache(
       const std::vector<std::string>& fingerprints, absl::Time now) = 0;
+  // The data of Secret `name`, opened, for a step of a run of `owner` (secretAsEnv of the
+  // kfp-kubernetes platform spec). NOT_FOUND if there is none; PERMISSION_DENIED unless the
+  // owner may change Secrets (reading one into a step discloses it to the step).
+  virtual absl::StatusOr<std::map<std::string, std::string>> SecretData(absl::string_view owner,
+                                                                        absl::string_view run_id,
+                                                                        absl::string_view name) = 0;
+  // The data of ConfigMap `name` (configMapAsEnv). NOT_FOUND if there is none.
+  virtual absl::StatusOr<std::map<std::string, std::string>> ConfigMapData(
+      absl::string_view name) = 0;
   // Outcomes of the jobs among `job_ids` that have ended.
   virtual absl::StatusOr<absl::flat_hash_map<std::string, JobOutcome>> EndedJobs(
       const std::vector<std::string>& job_ids) = 0;
@@ -171,8 +181,14 @@ class PipelineEngine {
   void PublishProgress(const regatta::v1::PipelineRun& run, Progress& progress);
   // Publishes held progress that is due (all of it if `all`); returns when the next is due.
   absl::Time PublishHeldProgress(bool all);
-  regatta::v1::JobSubmitRequestItem StepJob(const RunDriver& driver,
-                                            const StepLaunch& launch) const;
+  // The step's job; an error (a Secret or ConfigMap of its platform config that is missing)
+  // fails the launch.
+  absl::StatusOr<regatta::v1::JobSubmitRequestItem> StepJob(const RunDriver& driver,
+                                                            const StepLaunch& launch) const;
+  // The kfp-kubernetes platform config onto the step's job.
+  absl::Status ApplyPlatform(const regatta::v1::PipelineRun& run,
+                             const ir::KubernetesExecutorConfig& config,
+                             regatta::v1::JobSubmitRequestItem& item) const;
   void Track(const std::string& job_id, const std::string& run_id);
 
   EngineBackend* const backend_;

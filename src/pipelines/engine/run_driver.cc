@@ -53,6 +53,29 @@ json ParseValue(const std::string& text) {
   return value;
 }
 
+// Resolves the placeholders in the string machine fields; an error names the field.
+absl::Status ResolveResources(const placeholders::ExecutorValues& values, ir::ResourceSpec& r) {
+  std::vector<std::pair<const char*, std::string*>> fields = {
+      {"resourceCpuLimit", &r.resource_cpu_limit},
+      {"resourceMemoryLimit", &r.resource_memory_limit},
+      {"resourceCpuRequest", &r.resource_cpu_request},
+      {"resourceMemoryRequest", &r.resource_memory_request}};
+  if (r.accelerator) {
+    fields.push_back({"accelerator.resourceType", &r.accelerator->resource_type});
+    fields.push_back({"accelerator.resourceCount", &r.accelerator->resource_count});
+  }
+  for (auto& [name, field] : fields) {
+    if (!absl::StrContains(*field, "{{")) continue;
+    absl::StatusOr<std::string> resolved = placeholders::ResolveString(*field, values);
+    if (!resolved.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("container.resources.", name, ": ", resolved.status().message()));
+    }
+    *field = *std::move(resolved);
+  }
+  return absl::OkStatus();
+}
+
 bool Succeeded(PipelineTaskState state) {
   return state == pb::PIPELINE_TASK_STATE_SUCCEEDED || state == pb::PIPELINE_TASK_STATE_CACHED;
 }
@@ -201,8 +224,15 @@ absl::StatusOr<std::unique_ptr<RunDriver>> RunDriver::Create(pb::PipelineRun run
                                                              DriverOptions options) {
   ASSIGN_OR_RETURN(ir::PipelineSpec spec, ir::LoadPipelineSpec(run.spec_json()));
   if (!spec.root.dag) return absl::InvalidArgumentError("root: the pipeline has no dag");
+  std::map<std::string, ir::KubernetesExecutorConfig> platform;
+  if (!run.platform_spec_json().empty()) {
+    absl::StatusOr<json> doc = ParseJson(run.platform_spec_json());
+    if (!doc.ok()) return absl::InvalidArgumentError("(platform spec): not valid JSON");
+    ASSIGN_OR_RETURN(platform, ir::ParsePlatformSpec(*doc, spec));
+  }
   std::unique_ptr<RunDriver> driver(
       new RunDriver(std::move(run), std::move(spec), ids, std::move(options)));
+  driver->platform_ = std::move(platform);
   RETURN_IF_ERROR(driver->Restore());
   return driver;
 }
@@ -572,6 +602,27 @@ absl::Status RunDriver::ResolveInputs(const Scope& scope, const ir::TaskSpec& sp
     }
     (*task.mutable_input_parameters())[name] = value->dump();
   }
+  // The SDK sets the machine fields from pipeline channels as constants that name the task's
+  // other inputs: `cpu_limit: {{$.inputs.parameters['pipelinechannel--cpu']}}`.
+  placeholders::ExecutorValues inputs;
+  for (const auto& [name, input] : spec.input_parameters) {
+    auto value = task.input_parameters().find(name);
+    if (value == task.input_parameters().end()) continue;
+    inputs.parameter_values[name] = ParseValue(value->second);
+  }
+  for (const auto& [name, input] : spec.input_parameters) {
+    if (input.kind != ir::TaskInputParameter::Kind::kRuntimeValue || !input.constant.is_string() ||
+        !absl::StrContains(input.constant.get<std::string>(), "{{$.inputs.parameters[")) {
+      continue;
+    }
+    absl::StatusOr<std::string> resolved =
+        placeholders::ResolveString(input.constant.get<std::string>(), inputs);
+    if (!resolved.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inputs.parameters.", name, ": ", resolved.status().message()));
+    }
+    (*task.mutable_input_parameters())[name] = json(*resolved).dump();
+  }
   for (const auto& [name, def] : component.input_definitions.parameters) {
     if (task.input_parameters().contains(name) || !def.default_value) continue;
     (*task.mutable_input_parameters())[name] = def.default_value->dump();
@@ -935,6 +986,14 @@ void RunDriver::LaunchContainer(Task& task, absl::Time now, DriverOutput& out) {
   }
   launch.argv = *std::move(command);
   launch.argv.insert(launch.argv.end(), args->begin(), args->end());
+  // Machine fields set from pipeline parameters are placeholders of the task's inputs.
+  launch.resources = container.resources;
+  if (absl::Status resolved = ResolveResources(values, launch.resources); !resolved.ok()) {
+    SetState(task, pb::PIPELINE_TASK_STATE_FAILED, now, resolved.message());
+    return;
+  }
+  auto platform = platform_.find(task.component->executor_label);
+  if (platform != platform_.end()) launch.platform = &platform->second;
 
   const bool cache_on = task.spec->caching_options.enable_cache && !run_.disable_cache();
   if (cache_on) {

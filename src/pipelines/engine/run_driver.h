@@ -16,6 +16,7 @@
 #include "src/common/ids.h"
 #include "src/pipelines/cel/condition.h"
 #include "src/pipelines/ir/pipeline_spec.h"
+#include "src/pipelines/ir/platform.h"
 #include "src/pipelines/placeholders/placeholders.h"
 
 namespace regatta::pipelines::engine {
@@ -27,6 +28,10 @@ struct StepLaunch {
   std::string task_path;
   int attempt = 1;  // 1-based
   const ir::ContainerSpec* container = nullptr;
+  // The container's resources with the placeholders of the machine fields resolved.
+  ir::ResourceSpec resources;
+  // The kfp-kubernetes platform config of the step's executor, if any.
+  const ir::KubernetesExecutorConfig* platform = nullptr;
   placeholders::ExecutorValues values;
   // command + args with the placeholders resolved.
   std::vector<std::string> argv;
@@ -170,6 +175,8 @@ class RunDriver {
   absl::flat_hash_map<std::string, std::string> running_jobs_;
   absl::flat_hash_map<const ir::DagSpec*, std::vector<std::string>> orders_;
   absl::flat_hash_map<const ir::TaskSpec*, std::optional<cel::CompiledCondition>> conditions_;
+  // The run's platform spec, by executor label.
+  std::map<std::string, ir::KubernetesExecutorConfig> platform_;
   // Decided between two Advance calls (Terminate, OnJobEnded), handed out by the next one.
   std::vector<std::string> pending_cancels_;
   std::vector<regatta::v1::CacheEntry> pending_cache_entries_;

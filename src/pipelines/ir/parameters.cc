@@ -33,6 +33,26 @@ bool ValueMatchesType(const json& value, ParameterType type) {
   return false;
 }
 
+json NormalizeDefaultValue(const json& value, ParameterType type) {
+  if (type == ParameterType::kNumberInteger && value.is_number_float() &&
+      ValueMatchesType(value, type) && std::abs(value.get<double>()) < 9.2e18) {
+    return static_cast<int64_t>(value.get<double>());
+  }
+  if (!value.is_string() || type == ParameterType::kString) return value;
+  const std::string text = value.get<std::string>();
+  if (type == ParameterType::kBoolean) {
+    if (text == "True" || text == "TRUE") return true;
+    if (text == "False" || text == "FALSE") return false;
+  }
+  absl::StatusOr<json> parsed = ParseParameterValue(text, type);
+  if (!parsed.ok() && type == ParameterType::kNumberInteger) {
+    // "200.0": an integral double in text.
+    absl::StatusOr<json> number = ParseParameterValue(text, ParameterType::kNumberDouble);
+    if (number.ok() && ValueMatchesType(*number, type)) return NormalizeDefaultValue(*number, type);
+  }
+  return parsed.ok() ? *std::move(parsed) : value;
+}
+
 absl::StatusOr<json> ParseParameterValue(absl::string_view text, ParameterType type) {
   auto invalid = [&]() {
     return absl::InvalidArgumentError(

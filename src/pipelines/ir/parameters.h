@@ -19,6 +19,11 @@ bool ValueMatchesType(const nlohmann::json& value, ParameterType type);
 // numbers and booleans parsed, LIST and STRUCT as JSON.
 absl::StatusOr<nlohmann::json> ParseParameterValue(absl::string_view text, ParameterType type);
 
+// A defaultValue in the spellings kfp SDKs write, as a value of `type`: a NUMBER_INTEGER as
+// "5" or 5.0, a NUMBER_DOUBLE as "0.5", a BOOLEAN as "true"/"True", a LIST or STRUCT as its JSON
+// text. A value that is none of these is returned unchanged (the validator then names it).
+nlohmann::json NormalizeDefaultValue(const nlohmann::json& value, ParameterType type);
+
 // The run's pipeline parameters: `given` checked against root.inputDefinitions (known names,
 // matching types), defaults filled in, required ones present. Integral NUMBER_INTEGER values are
 // normalised to JSON integers. Optional parameters without default and not given are absent.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
+#include "src/pipelines/ir/parameters.h"
 #include "src/pipelines/ir/validate.h"
 #include "yaml-cpp/yaml.h"
 
@@ -229,6 +230,15 @@ absl::StatusOr<ParameterType> ParseParameterType(absl::string_view name, const s
   return Invalid(path, absl::StrCat("unknown parameter type '", name, "'"));
 }
 
+// PrimitiveType (deprecated in the IR, still read by the kfp backend): INT, DOUBLE, STRING.
+absl::StatusOr<ParameterType> ParsePrimitiveType(absl::string_view name, const std::string& path) {
+  if (name == "INT") return ParameterType::kNumberInteger;
+  if (name == "DOUBLE") return ParameterType::kNumberDouble;
+  if (name == "STRING") return ParameterType::kString;
+  return Invalid(
+      path, absl::StrCat("unknown primitive type '", name, "' (expected INT, DOUBLE or STRING)"));
+}
+
 absl::Status ParseArtifactTypeSchema(const json& obj, const std::string& path,
                                      ArtifactTypeSchema* out) {
   RETURN_IF_ERROR(ExpectObject(obj, path));
@@ -246,9 +256,19 @@ absl::Status ParseIoDefinitions(const json& obj, const std::string& path, IoDefi
       RETURN_IF_ERROR(ExpectObject(value, p));
       ParameterSpec spec;
       std::string type;
-      RETURN_IF_ERROR(ReadRequiredString(value, "parameterType", p, &type));
-      ASSIGN_OR_RETURN(spec.parameter_type, ParseParameterType(type, Join(p, "parameterType")));
-      if (const json* d = Find(value, "defaultValue")) spec.default_value = *d;
+      RETURN_IF_ERROR(ReadString(value, "parameterType", p, &type));
+      if (!type.empty()) {
+        ASSIGN_OR_RETURN(spec.parameter_type, ParseParameterType(type, Join(p, "parameterType")));
+      } else if (Find(value, "type") != nullptr) {
+        // schemaVersion 2.0.0 and kfp 1.8's v2 mode wrote the deprecated PrimitiveType.
+        RETURN_IF_ERROR(ReadString(value, "type", p, &type));
+        ASSIGN_OR_RETURN(spec.parameter_type, ParsePrimitiveType(type, Join(p, "type")));
+      } else {
+        return Invalid(Join(p, "parameterType"), "missing");
+      }
+      if (const json* d = Find(value, "defaultValue")) {
+        spec.default_value = NormalizeDefaultValue(*d, spec.parameter_type);
+      }
       RETURN_IF_ERROR(ReadBool(value, "isOptional", p, &spec.is_optional));
       RETURN_IF_ERROR(ReadString(value, "description", p, &spec.description));
       out->parameters.emplace(name, std::move(spec));
@@ -270,6 +290,33 @@ absl::Status ParseIoDefinitions(const json& obj, const std::string& path, IoDefi
     }
   }
   return absl::OkStatus();
+}
+
+// ml_pipelines.Value: exactly one of intValue (int64, so maybe a string), doubleValue,
+// stringValue.
+absl::Status ParseOldValue(const json& obj, const std::string& path, json* out) {
+  if (obj.size() != 1) {
+    return Invalid(path, "needs exactly one of intValue, doubleValue, stringValue");
+  }
+  if (Find(obj, "intValue") != nullptr) {
+    int64_t value = 0;
+    RETURN_IF_ERROR(ReadInt64(obj, "intValue", path, &value));
+    *out = value;
+    return absl::OkStatus();
+  }
+  if (Find(obj, "doubleValue") != nullptr) {
+    double value = 0;
+    RETURN_IF_ERROR(ReadDouble(obj, "doubleValue", path, &value));
+    *out = value;
+    return absl::OkStatus();
+  }
+  if (Find(obj, "stringValue") != nullptr) {
+    std::string value;
+    RETURN_IF_ERROR(ReadString(obj, "stringValue", path, &value));
+    *out = value;
+    return absl::OkStatus();
+  }
+  return Invalid(path, "needs exactly one of intValue, doubleValue, stringValue");
 }
 
 absl::Status ParseTaskInputParameter(const json& obj, const std::string& path,
@@ -303,10 +350,14 @@ absl::Status ParseTaskInputParameter(const json& obj, const std::string& path,
   }
   if (source == "runtimeValue") {
     out->kind = TaskInputParameter::Kind::kRuntimeValue;
-    const json* constant = Find(*value, "constant");
-    if (constant == nullptr) return Invalid(Join(p, "constant"), "missing");
-    out->constant = *constant;
-    return absl::OkStatus();
+    if (const json* constant = Find(*value, "constant")) {
+      out->constant = *constant;
+      return absl::OkStatus();
+    }
+    // The deprecated `constantValue` of schema 2.0.0: {intValue|doubleValue|stringValue}.
+    ASSIGN_OR_RETURN(const json* old_constant, ReadObject(*value, "constantValue", p));
+    if (old_constant == nullptr) return Invalid(Join(p, "constant"), "missing");
+    return ParseOldValue(*old_constant, Join(p, "constantValue"), &out->constant);
   }
   out->kind = TaskInputParameter::Kind::kTaskFinalStatus;
   return ReadRequiredString(*value, "producerTask", p, &out->producer_task);

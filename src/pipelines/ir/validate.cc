@@ -1,12 +1,14 @@
 #include "src/pipelines/ir/validate.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +16,7 @@
 #include "src/common/bounded_parse.h"
 #include "src/common/status_macros.h"
 #include "src/pipelines/ir/parameters.h"
+#include "src/pipelines/ir/platform.h"
 
 namespace regatta::pipelines::ir {
 namespace {
@@ -43,6 +46,7 @@ class Validator {
 
   absl::Status Run() {
     RETURN_IF_ERROR(ValidateSchemaVersion(spec_.schema_version));
+    CollectPassedInputs();
     if (spec_.pipeline_info.name.empty()) return Invalid("pipelineInfo.name", "missing");
     if (!spec_.root.dag) return Invalid("root.dag", "the root component must be a DAG");
     for (const auto& [label, executor] : spec_.executors) {
@@ -51,10 +55,51 @@ class Validator {
     for (const auto& [name, component] : spec_.components) {
       RETURN_IF_ERROR(ValidateComponent(component, absl::StrCat("components.", name), name));
     }
-    return ValidateComponent(spec_.root, "root", "root");
+    RETURN_IF_ERROR(ValidateComponent(spec_.root, "root", "root"));
+    if (spec_.platform_spec)
+      RETURN_IF_ERROR(ParsePlatformSpec(*spec_.platform_spec, spec_).status());
+    return absl::OkStatus();
   }
 
  private:
+  // The SDK passes a sub-DAG the pipeline channels its tasks use (`pipelinechannel--x`) and a
+  // step the machine fields set from them, often without declaring them on the component.
+  static bool MayBeUndeclared(const std::string& input) {
+    static const std::set<std::string>* const kMachineFields = new std::set<std::string>{
+        "accelerator_count", "accelerator_type", "cpu_limit",        "cpu_request",
+        "memory_limit",      "memory_request",   "accelerator_limit"};
+    return absl::StartsWith(input, "pipelinechannel--") || kMachineFields->contains(input);
+  }
+
+  // For each component, the input parameters every task that calls it passes (its iterator's
+  // item included), declared or not: what a componentInputParameter inside it can read.
+  void CollectPassedInputs() {
+    auto collect = [&](const ComponentSpec& component) {
+      if (!component.dag) return;
+      for (const auto& [name, task] : component.dag->tasks) {
+        std::set<std::string> passed;
+        for (const auto& [input, source] : task.input_parameters) passed.insert(input);
+        if (task.parameter_iterator) passed.insert(task.parameter_iterator->item_input);
+        auto [it, first] = passed_.try_emplace(task.component_ref, passed);
+        if (first) continue;
+        std::set<std::string> common;
+        std::set_intersection(it->second.begin(), it->second.end(), passed.begin(), passed.end(),
+                              std::inserter(common, common.begin()));
+        it->second = std::move(common);
+      }
+    };
+    collect(spec_.root);
+    for (const auto& [name, component] : spec_.components) collect(component);
+  }
+
+  bool ParentHasInput(const ComponentSpec& parent, const std::string& parent_name,
+                      const std::string& input) const {
+    if (parent.input_definitions.parameters.contains(input)) return true;
+    if (&parent == &spec_.root) return false;
+    auto it = passed_.find(parent_name);
+    return it != passed_.end() && it->second.contains(input);
+  }
+
   absl::Status ValidateExecutor(const std::string& label, const ExecutorSpec& executor) {
     const std::string path = absl::StrCat("deploymentSpec.executors.", label);
     if (executor.kind == ExecutorSpec::Kind::kContainer && executor.container.image.empty()) {
@@ -165,17 +210,35 @@ class Validator {
       const std::string p = absl::StrCat(path, ".inputs.parameters.", input);
       auto declared = callee.input_definitions.parameters.find(input);
       if (declared == callee.input_definitions.parameters.end()) {
-        return Invalid(p, absl::StrCat("'", input, "' is not an input parameter of component '",
-                                       callee_name, "'"));
-      }
-      const bool final_status_input =
-          declared->second.parameter_type == ParameterType::kTaskFinalStatus;
-      if (final_status_input != (source.kind == TaskInputParameter::Kind::kTaskFinalStatus)) {
-        return Invalid(p, "a TASK_FINAL_STATUS input takes exactly a taskFinalStatus source");
+        if (!MayBeUndeclared(input)) {
+          return Invalid(p, absl::StrCat("'", input, "' is not an input parameter of component '",
+                                         callee_name, "'"));
+        }
+      } else {
+        const bool final_status_input =
+            declared->second.parameter_type == ParameterType::kTaskFinalStatus;
+        // A sub-DAG that received a final status passes it on to its tasks.
+        auto from_parent =
+            source.kind == TaskInputParameter::Kind::kComponentInputParameter
+                ? parent.input_definitions.parameters.find(source.component_input_parameter)
+                : parent.input_definitions.parameters.end();
+        const bool parent_final_status =
+            from_parent != parent.input_definitions.parameters.end() &&
+            from_parent->second.parameter_type == ParameterType::kTaskFinalStatus;
+        const bool final_status_source =
+            source.kind == TaskInputParameter::Kind::kTaskFinalStatus || parent_final_status;
+        // Such a status may also be read as the dict it is (the SDK's `status: dict`).
+        const bool as_struct =
+            parent_final_status && declared->second.parameter_type == ParameterType::kStruct;
+        if (final_status_input != final_status_source && !as_struct) {
+          return Invalid(p,
+                         "a TASK_FINAL_STATUS input takes exactly a taskFinalStatus source (or "
+                         "the enclosing component's TASK_FINAL_STATUS input)");
+        }
       }
       switch (source.kind) {
         case TaskInputParameter::Kind::kComponentInputParameter:
-          if (!parent.input_definitions.parameters.contains(source.component_input_parameter)) {
+          if (!ParentHasInput(parent, parent_name, source.component_input_parameter)) {
             return Invalid(
                 p,
                 absl::StrCat("component input parameter '", source.component_input_parameter,
@@ -331,6 +394,8 @@ class Validator {
   }
 
   const PipelineSpec& spec_;
+  // Component name -> the input parameters every caller passes.
+  std::map<std::string, std::set<std::string>> passed_;
 };
 
 }  // namespace

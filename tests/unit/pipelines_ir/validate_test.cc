@@ -171,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
                           TaskInputParameter{.constant = json("SUCCEEDED")};
                     },
                     "root.dag.tasks.exit-op.inputs.parameters.status: a TASK_FINAL_STATUS input "
-                    "takes exactly a taskFinalStatus source"},
+                    "takes exactly a taskFinalStatus source (or the enclosing component's "
+                    "TASK_FINAL_STATUS input)"},
         InvalidCase{"EmptyImage", "hello_world.yaml",
                     [](PipelineSpec& s) { s.executors.at("exec-say-hello").container.image = ""; },
                     "deploymentSpec.executors.exec-say-hello.container.image: must not be empty"},
