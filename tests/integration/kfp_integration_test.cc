@@ -284,6 +284,42 @@ TEST_F(KfpIntegrationTest, AMissingConfigMapFailsTheStepNamingTheField) {
                         "configMapAsEnv[0]: ConfigMap \"kfp-db\""));
 }
 
+TEST_F(KfpIntegrationTest, OnlyAnOwnerWhoMayChangeSecretsReadsThemIntoAStep) {
+  pb::CreateQueueRequest queue;
+  queue.mutable_queue()->set_name("q-bob");
+  queue.mutable_queue()->set_priority_factor(1);
+  pb::QueuePermission* permission = queue.mutable_queue()->add_permissions();
+  permission->add_subjects()->set_kind("user");
+  permission->mutable_subjects(0)->set_name("bob");
+  for (const char* verb : {"submit", "watch", "cancel"}) permission->add_verbs(verb);
+  pb::Queue created_queue;
+  ASSERT_TRUE(queues_->CreateQueue(Alice().get(), queue, &created_queue).ok());
+  pb::ApplyConfigMapRequest config_map;
+  config_map.mutable_config_map()->set_name("kfp-db");
+  (*config_map.mutable_config_map()->mutable_data())["host"] = "db.example.internal";
+  pb::ConfigMap applied_map;
+  ASSERT_TRUE(devices_->ApplyConfigMap(Alice().get(), config_map, &applied_map).ok());
+  pb::ApplySecretRequest secret;
+  secret.mutable_secret()->set_name("kfp-db-creds");
+  (*secret.mutable_secret()->mutable_data())["password"] = "pw-7c1e0b";
+  pb::Secret applied_secret;
+  ASSERT_TRUE(devices_->ApplySecret(Alice().get(), secret, &applied_secret).ok());
+
+  pb::CreateRunRequest request;
+  request.set_spec(ReadKfpFile("platform_env.yaml"));
+  request.set_queue("q-bob");
+  pb::PipelineRun created;
+  grpc::Status status = runs_->CreateRun(Bob().get(), request, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  pb::PipelineRun run = WaitForEnd(created.id());
+  EXPECT_EQ(run.state(), pb::PIPELINE_RUN_STATE_FAILED);
+  const pb::PipelineTask& step = OnlyTask(run, "show-env");
+  EXPECT_EQ(step.job_ids_size(), 0);
+  EXPECT_THAT(step.error_message(),
+              HasSubstr("secretAsEnv[0]: Secret \"kfp-db-creds\": user \"bob\" may not read "
+                        "Secrets into a step"));
+}
+
 TEST_F(KfpIntegrationTest, WhatCannotBeHonouredIsRefusedAtRunCreation) {
   absl::StatusOr<pb::PipelineRun> created = CreateRun("platform_refused.yaml");
   EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
