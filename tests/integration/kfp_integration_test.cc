@@ -147,6 +147,7 @@ TEST_F(KfpIntegrationTest, UndeclaredPipelineChannelsReachTheNestedSteps) {
     said.push_back(t->output_parameters().at("said"));
   }
   EXPECT_THAT(said, UnorderedElementsAre("\"ahoy x1\"", "\"ahoy x2\""));
+  EXPECT_EQ(OnlyTask(run, "read").output_parameters().at("content"), "\"ahoy data\"");
   EXPECT_EQ(OnlyTask(run, "bye").state(), pb::PIPELINE_TASK_STATE_SUCCEEDED);
 }
 

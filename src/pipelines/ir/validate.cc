@@ -74,18 +74,26 @@ class Validator {
   // For each component, the input parameters every task that calls it passes (its iterator's
   // item included), declared or not: what a componentInputParameter inside it can read.
   void CollectPassedInputs() {
+    auto keep_common = [](std::map<std::string, std::set<std::string>>& all,
+                          const std::string& component, std::set<std::string> passed) {
+      auto [it, first] = all.try_emplace(component, passed);
+      if (first) return;
+      std::set<std::string> common;
+      std::set_intersection(it->second.begin(), it->second.end(), passed.begin(), passed.end(),
+                            std::inserter(common, common.begin()));
+      it->second = std::move(common);
+    };
     auto collect = [&](const ComponentSpec& component) {
       if (!component.dag) return;
       for (const auto& [name, task] : component.dag->tasks) {
-        std::set<std::string> passed;
-        for (const auto& [input, source] : task.input_parameters) passed.insert(input);
-        if (task.parameter_iterator) passed.insert(task.parameter_iterator->item_input);
-        auto [it, first] = passed_.try_emplace(task.component_ref, passed);
-        if (first) continue;
-        std::set<std::string> common;
-        std::set_intersection(it->second.begin(), it->second.end(), passed.begin(), passed.end(),
-                              std::inserter(common, common.begin()));
-        it->second = std::move(common);
+        std::set<std::string> parameters;
+        for (const auto& [input, source] : task.input_parameters) parameters.insert(input);
+        if (task.parameter_iterator) parameters.insert(task.parameter_iterator->item_input);
+        keep_common(passed_, task.component_ref, std::move(parameters));
+        std::set<std::string> artifacts;
+        for (const auto& [input, source] : task.input_artifacts) artifacts.insert(input);
+        if (task.artifact_iterator) artifacts.insert(task.artifact_iterator->item_input);
+        keep_common(passed_artifacts_, task.component_ref, std::move(artifacts));
       }
     };
     collect(spec_.root);
@@ -98,6 +106,14 @@ class Validator {
     if (&parent == &spec_.root) return false;
     auto it = passed_.find(parent_name);
     return it != passed_.end() && it->second.contains(input);
+  }
+
+  bool ParentHasArtifact(const ComponentSpec& parent, const std::string& parent_name,
+                         const std::string& input) const {
+    if (parent.input_definitions.artifacts.contains(input)) return true;
+    if (&parent == &spec_.root) return false;
+    auto it = passed_artifacts_.find(parent_name);
+    return it != passed_artifacts_.end() && it->second.contains(input);
   }
 
   absl::Status ValidateExecutor(const std::string& label, const ExecutorSpec& executor) {
@@ -266,12 +282,13 @@ class Validator {
 
     for (const auto& [input, source] : task.input_artifacts) {
       const std::string p = absl::StrCat(path, ".inputs.artifacts.", input);
-      if (!callee.input_definitions.artifacts.contains(input)) {
+      if (!callee.input_definitions.artifacts.contains(input) &&
+          !absl::StartsWith(input, "pipelinechannel--")) {
         return Invalid(p, absl::StrCat("'", input, "' is not an input artifact of component '",
                                        callee_name, "'"));
       }
       if (source.kind == TaskInputArtifact::Kind::kComponentInputArtifact) {
-        if (!parent.input_definitions.artifacts.contains(source.component_input_artifact)) {
+        if (!ParentHasArtifact(parent, parent_name, source.component_input_artifact)) {
           return Invalid(
               p, absl::StrCat("component input artifact '", source.component_input_artifact,
                               "' is not an input of the enclosing component '", parent_name, "'"));
@@ -396,6 +413,7 @@ class Validator {
   const PipelineSpec& spec_;
   // Component name -> the input parameters every caller passes.
   std::map<std::string, std::set<std::string>> passed_;
+  std::map<std::string, std::set<std::string>> passed_artifacts_;
 };
 
 }  // namespace

@@ -110,6 +110,17 @@ TEST(KfpShapesTest, AChannelNoCallerPassesIsRefused) {
             "'comp-for-loop-3'");
 }
 
+TEST(KfpShapesTest, AnArtifactChannelNoCallerPassesIsRefused) {
+  absl::Status status = LoadEdited("undeclared_channels.yaml",
+                                   "componentInputArtifact: pipelinechannel--make-data",
+                                   "componentInputArtifact: pipelinechannel--other-data");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "components.comp-condition-2.dag.tasks.read.inputs.artifacts.data: component input "
+            "artifact 'pipelinechannel--other-data' is not an input of the enclosing component "
+            "'comp-condition-2'");
+}
+
 TEST(KfpShapesTest, FinalStatusPassesIntoASubDagButNotIntoAString) {
   EXPECT_TRUE(LoadPipelineSpec(ReadKfpFile("final_status_subdag.yaml")).ok());
   absl::Status status =
