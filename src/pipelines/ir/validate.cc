@@ -100,20 +100,16 @@ class Validator {
     for (const auto& [name, component] : spec_.components) collect(component);
   }
 
-  bool ParentHasInput(const ComponentSpec& parent, const std::string& parent_name,
-                      const std::string& input) const {
-    if (parent.input_definitions.parameters.contains(input)) return true;
+  // Whether a task of `parent` may read `input`: the component declares it, or (not for the
+  // root) every task that calls the component passes it.
+  bool ParentHas(const ComponentSpec& parent, const std::string& parent_name,
+                 const std::string& input, bool artifact) const {
+    const IoDefinitions& defs = parent.input_definitions;
+    if (artifact ? defs.artifacts.contains(input) : defs.parameters.contains(input)) return true;
     if (&parent == &spec_.root) return false;
-    auto it = passed_.find(parent_name);
-    return it != passed_.end() && it->second.contains(input);
-  }
-
-  bool ParentHasArtifact(const ComponentSpec& parent, const std::string& parent_name,
-                         const std::string& input) const {
-    if (parent.input_definitions.artifacts.contains(input)) return true;
-    if (&parent == &spec_.root) return false;
-    auto it = passed_artifacts_.find(parent_name);
-    return it != passed_artifacts_.end() && it->second.contains(input);
+    const auto& passed = artifact ? passed_artifacts_ : passed_;
+    auto it = passed.find(parent_name);
+    return it != passed.end() && it->second.contains(input);
   }
 
   absl::Status ValidateExecutor(const std::string& label, const ExecutorSpec& executor) {
@@ -254,7 +250,8 @@ class Validator {
       }
       switch (source.kind) {
         case TaskInputParameter::Kind::kComponentInputParameter:
-          if (!ParentHasInput(parent, parent_name, source.component_input_parameter)) {
+          if (!ParentHas(parent, parent_name, source.component_input_parameter,
+                         /*artifact=*/false)) {
             return Invalid(
                 p,
                 absl::StrCat("component input parameter '", source.component_input_parameter,
@@ -288,7 +285,7 @@ class Validator {
                                        callee_name, "'"));
       }
       if (source.kind == TaskInputArtifact::Kind::kComponentInputArtifact) {
-        if (!ParentHasArtifact(parent, parent_name, source.component_input_artifact)) {
+        if (!ParentHas(parent, parent_name, source.component_input_artifact, /*artifact=*/true)) {
           return Invalid(
               p, absl::StrCat("component input artifact '", source.component_input_artifact,
                               "' is not an input of the enclosing component '", parent_name, "'"));
