@@ -111,9 +111,9 @@ TEST(KfpShapesTest, AChannelNoCallerPassesIsRefused) {
 }
 
 TEST(KfpShapesTest, AnArtifactChannelNoCallerPassesIsRefused) {
-  absl::Status status = LoadEdited("undeclared_channels.yaml",
-                                   "componentInputArtifact: pipelinechannel--make-data",
-                                   "componentInputArtifact: pipelinechannel--other-data");
+  absl::Status status =
+      LoadEdited("undeclared_channels.yaml", "componentInputArtifact: pipelinechannel--make-data",
+                 "componentInputArtifact: pipelinechannel--other-data");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
             "components.comp-condition-2.dag.tasks.read.inputs.artifacts.data: component input "
