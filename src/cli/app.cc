@@ -542,12 +542,17 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         "simulate", "Run the scheduling algorithm on a simulated cluster and clock (no server)");
     simulate
         ->add_option("--cluster", simulate_options.cluster_file,
-                     "Cluster YAML: pools, node groups, priority classes, scheduling settings")
+                     "Cluster YAML: pools, node groups, priority classes, scheduling settings "
+                     "(or Armada's simulator ClusterSpec)")
         ->required();
     simulate
         ->add_option("--workload", simulate_options.workload_file,
-                     "Workload YAML: queues and job templates")
+                     "Workload YAML: queues and job templates (or Armada's simulator "
+                     "WorkloadSpec)")
         ->required();
+    simulate->add_option("--scheduling-config", simulate_options.scheduling_config_file,
+                         "Armada's scheduling config (its config.yaml, or only its `scheduling` "
+                         "section); replaces the cluster's scheduling settings");
     simulate->add_option("--until", simulate_options.until,
                          "Simulated time to stop at, e.g. 2h (default: when nothing more can "
                          "change)");
@@ -556,6 +561,12 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
         "Simulated time between printed samples (default: 1m, at least one cycle)");
     simulate->add_option("--csv", simulate_options.csv_file,
                          "Also write the samples as CSV: time_s,pool,subject,metric,value");
+    simulate->add_option("--out-jobs", simulate_options.jobs_csv_file,
+                         "Write one CSV row per job (state, submit/lease/end times, node, "
+                         "preemption)");
+    simulate->add_option("--out-cycles", simulate_options.cycles_csv_file,
+                         "Write one CSV row per cycle, pool and queue (share, fair share, "
+                         "running, queued, leased, preempted)");
     simulate->callback([&] {
       status_action(
           [&] { return Simulate(env, simulate_options, regatta::scheduler::SchedulePool); });

@@ -100,6 +100,29 @@ std::string SummaryText(const Simulator& sim) {
   return text;
 }
 
+// RFC 4180: quoted when it holds a comma, quote or line break.
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string OptionalSeconds(absl::Duration d) {
+  return d == absl::InfiniteDuration() ? "" : Seconds(d);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file.good()) return absl::UnavailableError(absl::StrCat(path, ": cannot write"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<absl::Duration> DurationFlag(absl::string_view flag, const std::string& text) {
   auto d = ParseDurationFlag(text);
   if (!d.ok()) return UsageError(absl::StrCat(flag, " ", d.status().message()));
@@ -131,6 +154,46 @@ std::string SamplesCsv(const Simulator& sim) {
   return csv;
 }
 
+std::string JobsCsv(const Simulator& sim) {
+  std::string csv =
+      "job_id,template,queue,job_set,priority_class,state,submit_s,lease_s,end_s,pool,node,"
+      "preemption_kind,preempted_by_queue,reason\n";
+  const auto& pools = sim.cluster().pools;
+  for (const scheduler::sim::SimJob& j : sim.jobs()) {
+    const scheduler::sim::JobTemplateSpec& t = sim.workload().jobs[j.template_index];
+    const bool preempted = j.state == scheduler::sim::SimJobState::kPreempted;
+    const bool placed = j.pool >= 0 && j.node >= 0;
+    const std::string priority_class =
+        t.priority_class.empty() ? sim.cluster().policy.default_priority_class : t.priority_class;
+    absl::StrAppend(
+        &csv, CsvField(j.id), ",", CsvField(t.name), ",", CsvField(t.queue), ",",
+        CsvField(t.job_set), ",", CsvField(priority_class), ",",
+        scheduler::sim::SimJobStateName(j.state), ",",
+        j.state == scheduler::sim::SimJobState::kUnsubmitted ? "" : OptionalSeconds(j.submit_time),
+        ",", OptionalSeconds(j.lease_time), ",", OptionalSeconds(j.end_time), ",",
+        placed ? CsvField(pools[j.pool].name) : "", ",",
+        placed ? CsvField(sim.pool_nodes()[j.pool][j.node].id) : "", ",",
+        preempted ? scheduler::sim::PreemptionKindName(j.preemption_kind) : "", ",",
+        preempted ? CsvField(j.preempted_by_queue) : "", ",", CsvField(j.reason), "\n");
+  }
+  return csv;
+}
+
+std::string CyclesCsv(const Simulator& sim) {
+  std::string csv =
+      "cycle,time_s,pool,queue,share,fair_share,adjusted_fair_share,running,queued,leased,"
+      "preempted\n";
+  for (const scheduler::sim::CycleRecord& r : sim.cycle_records()) {
+    absl::StrAppend(&csv, r.cycle, ",", Seconds(r.time), ",",
+                    CsvField(sim.cluster().pools[r.pool].name), ",",
+                    CsvField(sim.workload().queues[r.queue].name), ",",
+                    absl::StrFormat("%.6f,%.6f,%.6f", r.share, r.fair_share,
+                                    r.adjusted_fair_share),
+                    ",", r.running, ",", r.queued, ",", r.leased, ",", r.preempted, "\n");
+  }
+  return csv;
+}
+
 absl::Status Simulate(const CommandEnv& env, const SimulateOptions& options,
                       const scheduler::sim::ScheduleFn& schedule) {
   if (options.cluster_file.empty() || options.workload_file.empty()) {
@@ -147,6 +210,11 @@ absl::Status Simulate(const CommandEnv& env, const SimulateOptions& options,
                    scheduler::sim::LoadClusterFile(options.cluster_file));
   ASSIGN_OR_RETURN(scheduler::sim::WorkloadSpec workload,
                    scheduler::sim::LoadWorkloadFile(options.workload_file));
+  if (!options.scheduling_config_file.empty()) {
+    RETURN_IF_ERROR(
+        scheduler::sim::LoadArmadaSchedulingConfigFile(options.scheduling_config_file, cluster));
+  }
+  sim_options.record_cycles = !options.cycles_csv_file.empty();
   if (sim_options.sample_interval == absl::ZeroDuration()) {
     sim_options.sample_interval = std::max(cluster.cycle_period, kDefaultInterval);
   }
@@ -161,13 +229,14 @@ absl::Status Simulate(const CommandEnv& env, const SimulateOptions& options,
       << QueueTable(*sim) << "\nUtilisation\n"
       << UtilisationTable(*sim) << "\n"
       << SummaryText(*sim);
-  if (!options.csv_file.empty()) {
-    std::ofstream csv(options.csv_file, std::ios::binary | std::ios::trunc);
-    csv << SamplesCsv(*sim);
-    if (!csv.good()) {
-      return absl::UnavailableError(absl::StrCat(options.csv_file, ": cannot write"));
-    }
-    out << "CSV: " << options.csv_file << "\n";
+  const std::pair<const std::string*, std::string (*)(const Simulator&)> outputs[] = {
+      {&options.csv_file, SamplesCsv},
+      {&options.jobs_csv_file, JobsCsv},
+      {&options.cycles_csv_file, CyclesCsv}};
+  for (const auto& [path, render] : outputs) {
+    if (path->empty()) continue;
+    RETURN_IF_ERROR(WriteFile(*path, render(*sim)));
+    out << "CSV: " << *path << "\n";
   }
   if (!sim->anomalies().empty()) {
     out << "Anomalies (decisions that broke an invariant):\n";

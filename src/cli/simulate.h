@@ -19,6 +19,9 @@ struct SimulateOptions {
   std::string until;     // a duration; empty: until nothing more can change
   std::string interval;  // a duration between printed samples; empty: 1m (or the cycle)
   std::string csv_file;  // empty: none
+  std::string scheduling_config_file;  // Armada's scheduling config; empty: none
+  std::string jobs_csv_file;           // --out-jobs; empty: none
+  std::string cycles_csv_file;         // --out-cycles; empty: none
 };
 
 // Runs the simulation with `schedule` as the algorithm (SchedulePool in the binary). Fails if
@@ -30,6 +33,14 @@ absl::Status Simulate(const CommandEnv& env, const SimulateOptions& options,
 // queue (metrics share, fair_share, adjusted_fair_share, running, queued) or a resource
 // (metric utilisation).
 std::string SamplesCsv(const scheduler::sim::Simulator& sim);
+
+// One row per job: job_id,template,queue,job_set,priority_class,state,submit_s,lease_s,end_s,
+// pool,node,preemption_kind,preempted_by_queue,reason (times empty when they did not happen).
+std::string JobsCsv(const scheduler::sim::Simulator& sim);
+
+// One row per cycle, pool and queue: cycle,time_s,pool,queue,share,fair_share,
+// adjusted_fair_share,running,queued,leased,preempted (needs SimOptions::record_cycles).
+std::string CyclesCsv(const scheduler::sim::Simulator& sim);
 
 }  // namespace regatta::cli
 

@@ -184,14 +184,32 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
         return d.min + (d.max - d.min) * unit(rng);
       case DurationSpec::Kind::kExponential:
         return d.value * -std::log1p(-unit(rng));
+      case DurationSpec::Kind::kShiftedExponential:
+        return d.min + d.value * -std::log1p(-unit(rng));
     }
     return d.value;
   };
   int total = 0;
   for (const JobTemplateSpec& spec : workload_.jobs) total += spec.count;
   jobs_.reserve(total);
+  absl::flat_hash_map<std::string, int> template_by_name;
+  for (size_t t = 0; t < workload_.jobs.size(); ++t) {
+    template_by_name[workload_.jobs[t].name] = static_cast<int>(t);
+  }
+  dependents_.resize(workload_.jobs.size());
+  template_deps_left_.assign(workload_.jobs.size(), 0);
+  for (size_t t = 0; t < workload_.jobs.size(); ++t) {
+    absl::flat_hash_set<int> deps;
+    for (const std::string& dep : workload_.jobs[t].dependencies) {
+      deps.insert(template_by_name.at(dep));  // ValidateWorkload checked the names
+    }
+    for (int d : deps) dependents_[d].push_back(static_cast<int>(t));
+    template_deps_left_[t] = static_cast<int>(deps.size());
+  }
   for (size_t t = 0; t < workload_.jobs.size(); ++t) {
     const JobTemplateSpec& spec = workload_.jobs[t];
+    template_first_job_.push_back(static_cast<int>(jobs_.size()));
+    template_jobs_left_.push_back(spec.count);
     const int cardinality = static_cast<int>(templates_[t].gang_cardinality);
     absl::Duration duration;
     for (int i = 0; i < spec.count; ++i) {
@@ -217,7 +235,11 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
     if (!job.gang_id.empty()) gang_members_[job.gang_id].push_back(static_cast<int>(j));
     queued_views_[j] =
         QueuedJob{.id = job.id, .tmpl = &templates_[job.template_index], .gang_id = job.gang_id};
-    events_.push(Event{job.submit_time, event_seq_++, EventType::kSubmit, static_cast<int>(j)});
+    if (template_deps_left_[job.template_index] == 0) {
+      events_.push(Event{job.submit_time, event_seq_++, EventType::kSubmit, static_cast<int>(j)});
+    } else {
+      job.submit_time = absl::InfiniteDuration();  // set when its dependencies have ended
+    }
   }
 
   queued_.resize(num_queues);
@@ -229,7 +251,42 @@ absl::Status Simulator::Init(absl::string_view workload_file) {
   const RateLimit& per_queue = cluster_.policy.queue_rate_limit;
   global_bucket_.emplace(global.rate, global.burst, At(now_));
   queue_buckets_.assign(num_queues, TokenBucket(per_queue.rate, per_queue.burst, At(now_)));
+  // Templates without jobs have ended at once (their dependents may start).
+  for (size_t t = 0; t < workload_.jobs.size(); ++t) {
+    if (template_deps_left_[t] == 0 && template_jobs_left_[t] == 0) {
+      TemplateDone(static_cast<int>(t));
+    }
+  }
   return absl::OkStatus();
+}
+
+void Simulator::JobEnded(int job) {
+  const int t = jobs_[job].template_index;
+  if (--template_jobs_left_[t] == 0) TemplateDone(t);
+}
+
+void Simulator::TemplateDone(int template_index) {
+  for (int d : dependents_[template_index]) {
+    if (--template_deps_left_[d] == 0) ReleaseTemplate(d);
+  }
+}
+
+// Its jobs arrive from the latest of submitAt and now + the delay after dependencies, one job
+// (gang) every submitInterval as without dependencies.
+void Simulator::ReleaseTemplate(int template_index) {
+  const JobTemplateSpec& spec = workload_.jobs[template_index];
+  if (spec.count == 0) {
+    TemplateDone(template_index);
+    return;
+  }
+  const absl::Duration start = std::max(spec.submit_at, now_ + spec.submit_after_dependencies);
+  const int cardinality = static_cast<int>(templates_[template_index].gang_cardinality);
+  for (int i = 0; i < spec.count; ++i) {
+    const int j = template_first_job_[template_index] + i;
+    const int group = spec.gang_cardinality > 0 ? i / cardinality : i;
+    jobs_[j].submit_time = start + spec.submit_interval * group;
+    events_.push(Event{jobs_[j].submit_time, event_seq_++, EventType::kSubmit, j});
+  }
 }
 
 // "pool cpu: no node of 10 matches: node selector gpu=a100 does not match (10)"
@@ -264,6 +321,7 @@ void Simulator::Submit(int job) {
     j.state = SimJobState::kRejected;
     j.reason = rejection_reasons_[j.template_index];
     j.end_time = now_;
+    JobEnded(job);
     return;
   }
   j.state = SimJobState::kQueued;
@@ -281,6 +339,7 @@ void Simulator::StopRunning(int job, SimJobState state) {
   j.end_time = now_;
   running_[j.pool].erase(job);
   nodes_[j.pool][j.node].allocated.Subtract(templates_[j.template_index].requests);
+  JobEnded(job);
 }
 
 void Simulator::Finish(int job) {
@@ -312,7 +371,7 @@ void Simulator::Run(const SimOptions& options) {
   bool recorded_last = false;
   while (next_cycle_ <= until) {
     ProcessEventsUntil(next_cycle_);
-    last_cycle_leases_ = RunCycle();
+    last_cycle_leases_ = RunCycle(options.record_cycles);
     recorded_last = false;
     if (now_ >= next_sample_) {
       Record();
@@ -339,10 +398,12 @@ bool Simulator::Idle() const {
   return last_cycle_leases_ == 0 && buckets_full;
 }
 
-int Simulator::RunCycle() {
+int Simulator::RunCycle(bool record) {
   ++cycles_;
   int leases = 0;
   for (size_t p = 0; p < nodes_.size(); ++p) {
+    round_leased_.assign(workload_.queues.size(), 0);
+    round_preempted_.assign(workload_.queues.size(), 0);
     std::vector<RunningJob> running;
     running.reserve(running_[p].size());
     for (int job : running_[p]) {
@@ -376,8 +437,32 @@ int Simulator::RunCycle() {
     }
     PoolRoundResult result = schedule_(std::move(input));
     leases += ApplyResult(static_cast<int>(p), result);
+    if (record) RecordCycle(static_cast<int>(p));
   }
   return leases;
+}
+
+void Simulator::RecordCycle(int pool) {
+  const int num_queues = static_cast<int>(workload_.queues.size());
+  std::vector<ResourceList> held(num_queues);
+  std::vector<int> running(num_queues, 0);
+  for (int job : running_[pool]) {
+    held[jobs_[job].queue_index].Add(templates_[jobs_[job].template_index].requests);
+    ++running[jobs_[job].queue_index];
+  }
+  for (int q = 0; q < num_queues; ++q) {
+    cycle_records_.push_back(CycleRecord{.cycle = cycles_,
+                                         .time = now_,
+                                         .pool = pool,
+                                         .queue = q,
+                                         .share = DominantShare(pool, held[q]),
+                                         .fair_share = last_fair_share_[pool][q],
+                                         .adjusted_fair_share = last_adjusted_share_[pool][q],
+                                         .running = running[q],
+                                         .queued = static_cast<int>(queued_[q].size()),
+                                         .leased = round_leased_[q],
+                                         .preempted = round_preempted_[q]});
+  }
 }
 
 int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
@@ -392,6 +477,7 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     }
     SimJob& j = jobs_[it->second];
     StopRunning(it->second, SimJobState::kPreempted);
+    ++round_preempted_[j.queue_index];
     j.reason = preemption.reason;
     j.preemption_kind = preemption.kind;
     j.preempted_by_job = preemption.caused_by_job;
@@ -442,6 +528,7 @@ int Simulator::ApplyResult(int pool, const PoolRoundResult& result) {
     }
     global_bucket_->Take(1);
     queue_buckets_[j.queue_index].Take(1);
+    ++round_leased_[j.queue_index];
     ++leases;
   }
   // The algorithm may report every queued job it looked at, every round: runs of one queue and

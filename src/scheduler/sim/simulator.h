@@ -85,6 +85,21 @@ struct Sample {
   std::vector<PoolSample> pools;
 };
 
+// One pool and queue after one cycle's round (SimOptions::record_cycles).
+struct CycleRecord {
+  int64_t cycle = 0;  // 1, 2, ...
+  absl::Duration time;
+  int pool = 0;
+  int queue = 0;
+  double share = 0;  // dominant share of the pool held after the round
+  double fair_share = 0;
+  double adjusted_fair_share = 0;
+  int running = 0;    // in this pool after the round
+  int queued = 0;     // in all pools after the round
+  int leased = 0;     // new leases in this round
+  int preempted = 0;  // preempted in this round
+};
+
 struct PreemptionEvent {
   absl::Duration time;
   int pool = 0;
@@ -108,6 +123,8 @@ struct SimOptions {
   absl::Duration max_time = absl::Hours(24 * 7);
   // How often to record a sample; zero: every cycle.
   absl::Duration sample_interval = absl::ZeroDuration();
+  // Also keep one CycleRecord per cycle, pool and queue (memory grows with the cycles).
+  bool record_cycles = false;
 };
 
 class Simulator {
@@ -128,6 +145,7 @@ class Simulator {
   const std::vector<SimJob>& jobs() const { return jobs_; }
   const std::vector<Sample>& samples() const { return samples_; }
   const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
+  const std::vector<CycleRecord>& cycle_records() const { return cycle_records_; }
   std::vector<UnschedulableCount> unschedulable() const;
   // Decisions the simulator could not apply or that broke an invariant (a lease for a job that
   // is not queued, a node over its allocatable, a gang placed in part...). Empty when the
@@ -155,12 +173,18 @@ class Simulator {
   absl::Status Init(absl::string_view workload_file);
   std::string RejectionReason(int template_index) const;
 
+  // Dependencies between templates: a template's jobs are submitted once every template it
+  // depends on has ended (all its jobs succeeded, preempted or rejected).
+  void JobEnded(int job);
+  void TemplateDone(int template_index);
+  void ReleaseTemplate(int template_index);
   void ProcessEventsUntil(absl::Duration time);
   void Submit(int job);
   void Finish(int job);
   void StopRunning(int job, SimJobState state);
   // One cycle at now_: every pool in order. Returns the number of new leases.
-  int RunCycle();
+  int RunCycle(bool record);
+  void RecordCycle(int pool);
   int ApplyResult(int pool, const PoolRoundResult& result);
   void Record();
   bool Idle() const;
@@ -176,6 +200,11 @@ class Simulator {
   std::vector<JobTemplate> templates_;
   std::vector<std::vector<bool>> template_fits_pool_;  // [template][pool]
   std::vector<std::string> rejection_reasons_;         // per template; empty: fits a pool
+
+  std::vector<int> template_first_job_;       // index of its first job in jobs_
+  std::vector<int> template_jobs_left_;       // jobs not yet ended
+  std::vector<int> template_deps_left_;       // templates it waits for
+  std::vector<std::vector<int>> dependents_;  // templates waiting for it
 
   std::vector<SimJob> jobs_;
   std::vector<QueuedJob> queued_views_;  // per job, what the algorithm reads
@@ -203,6 +232,8 @@ class Simulator {
 
   std::vector<Sample> samples_;
   std::vector<PreemptionEvent> preemptions_;
+  std::vector<CycleRecord> cycle_records_;
+  std::vector<int> round_leased_, round_preempted_;  // per queue, in the current pool round
   std::map<std::tuple<int, std::string, UnschedulableCode>, std::pair<int64_t, std::string>>
       unschedulable_;
   std::vector<std::string> anomalies_;

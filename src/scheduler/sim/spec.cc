@@ -10,124 +10,13 @@
 #include "src/common/bounded_parse.h"
 #include "src/common/config.h"
 #include "src/common/status_macros.h"
+#include "src/scheduler/sim/yaml_field.h"
 #include "yaml-cpp/yaml.h"
 
 namespace regatta::scheduler::sim {
 namespace {
 
-// A YAML node with its path from the document root, so every error names the file and field.
-class Field {
- public:
-  Field(YAML::Node node, std::string path, absl::string_view file)
-      : node_(std::move(node)), path_(std::move(path)), file_(file) {}
-
-  absl::Status Error(absl::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_, ": ", path_.empty() ? "(top level)" : path_, ": ", message));
-  }
-  bool IsMap() const { return node_.IsMap(); }
-  bool Has(absl::string_view key) const {
-    return node_.IsMap() && node_[std::string(key)].IsDefined() &&
-           !node_[std::string(key)].IsNull();
-  }
-  Field operator[](absl::string_view key) const {
-    return Field(node_[std::string(key)],
-                 path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key), file_);
-  }
-  Field At(size_t i) const { return Field(node_[i], absl::StrCat(path_, "[", i, "]"), file_); }
-
-  absl::Status ExpectMap(std::initializer_list<absl::string_view> known) const {
-    if (!node_.IsMap()) return Error("must be a map");
-    for (const auto& kv : node_) {
-      const std::string key = kv.first.as<std::string>();
-      bool found = false;
-      for (absl::string_view k : known) found = found || k == key;
-      if (!found) {
-        return (*this)[key].Error(
-            absl::StrCat("unknown field (known: ", absl::StrJoin(known, ", "), ")"));
-      }
-    }
-    return absl::OkStatus();
-  }
-  // The elements of a sequence (an absent or null field is an empty one).
-  absl::StatusOr<std::vector<Field>> Elements() const {
-    std::vector<Field> out;
-    if (!node_.IsDefined() || node_.IsNull()) return out;
-    if (!node_.IsSequence()) return Error("must be a list");
-    for (size_t i = 0; i < node_.size(); ++i) out.push_back(At(i));
-    return out;
-  }
-  // The entries of a map in document order (an absent or null field is an empty one).
-  absl::StatusOr<std::vector<std::pair<std::string, Field>>> Entries() const {
-    std::vector<std::pair<std::string, Field>> out;
-    if (!node_.IsDefined() || node_.IsNull()) return out;
-    if (!node_.IsMap()) return Error("must be a map");
-    for (const auto& kv : node_) {
-      std::string key = kv.first.as<std::string>();
-      out.emplace_back(key, (*this)[key]);
-    }
-    return out;
-  }
-
-  template <typename T>
-  absl::StatusOr<T> As(absl::string_view what) const {
-    if (!node_.IsDefined() || node_.IsNull()) return Error(absl::StrCat("is required: ", what));
-    if (!node_.IsScalar()) return Error(absl::StrCat("must be ", what));
-    try {
-      return node_.as<T>();
-    } catch (const YAML::Exception&) {
-      return Error(absl::StrCat("must be ", what, ", got \"", node_.Scalar(), "\""));
-    }
-  }
-  absl::StatusOr<std::string> String() const { return As<std::string>("a string"); }
-  absl::StatusOr<double> Double() const { return As<double>("a number"); }
-  absl::StatusOr<int64_t> Int() const { return As<int64_t>("an integer"); }
-  absl::StatusOr<bool> Bool() const { return As<bool>("true or false"); }
-  absl::StatusOr<absl::Duration> Duration() const {
-    ASSIGN_OR_RETURN(std::string text, String());
-    absl::Duration d;
-    if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
-      return Error(absl::StrCat("must be a duration such as 30s, 5m, 1h30m; got \"", text, "\""));
-    }
-    return d;
-  }
-  absl::StatusOr<double> NonNegativeDouble() const {
-    ASSIGN_OR_RETURN(double v, Double());
-    if (!(v >= 0)) return Error("must be >= 0");
-    return v;
-  }
-  absl::StatusOr<int64_t> IntAtLeast(int64_t min) const {
-    ASSIGN_OR_RETURN(int64_t v, Int());
-    if (v < min) return Error(absl::StrCat("must be >= ", min));
-    return v;
-  }
-  absl::StatusOr<absl::flat_hash_map<std::string, std::string>> StringMap() const {
-    absl::flat_hash_map<std::string, std::string> out;
-    ASSIGN_OR_RETURN(auto entries, Entries());
-    for (auto& [key, field] : entries) {
-      ASSIGN_OR_RETURN(out[key], field.String());
-    }
-    return out;
-  }
-  // {cpu: 32, memory: 256Gi}
-  absl::StatusOr<ResourceList> Resources() const {
-    ResourceList out;
-    ASSIGN_OR_RETURN(auto entries, Entries());
-    for (auto& [name, field] : entries) {
-      if (!IsValidResourceName(name)) return field.Error("not a valid resource name");
-      ASSIGN_OR_RETURN(std::string text, field.String());
-      auto q = Quantity::Parse(text);
-      if (!q.ok()) return field.Error(q.status().message());
-      out.Set(ResourceNames::Global().Intern(name), *q);
-    }
-    return out;
-  }
-
- private:
-  YAML::Node node_;
-  std::string path_;
-  absl::string_view file_;
-};
+}  // namespace
 
 absl::StatusOr<Taint> ParseTaint(const Field& f) {
   RETURN_IF_ERROR(f.ExpectMap({"key", "value", "effect"}));
@@ -143,6 +32,8 @@ absl::StatusOr<Taint> ParseTaint(const Field& f) {
   }
   return taint;
 }
+
+namespace {
 
 absl::StatusOr<NodeGroupSpec> ParseNodeGroup(const Field& f, const std::string& pool, size_t i) {
   RETURN_IF_ERROR(f.ExpectMap(
@@ -238,6 +129,8 @@ absl::StatusOr<DurationSpec> ParseDurationSpec(const Field& f) {
   return d;
 }
 
+}  // namespace
+
 absl::StatusOr<regatta::v1::Toleration> ParseToleration(const Field& f) {
   RETURN_IF_ERROR(f.ExpectMap({"key", "operator", "value", "effect"}));
   regatta::v1::Toleration t;
@@ -258,6 +151,8 @@ absl::StatusOr<regatta::v1::Toleration> ParseToleration(const Field& f) {
   }
   return t;
 }
+
+namespace {
 
 absl::StatusOr<JobTemplateSpec> ParseJobTemplate(const Field& f, size_t i) {
   RETURN_IF_ERROR(f.ExpectMap({"name", "queue", "count", "requests", "priorityClass", "priority",
@@ -325,6 +220,7 @@ absl::StatusOr<YAML::Node> ParseYaml(absl::string_view text, absl::string_view f
 }  // namespace
 
 absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_view file) {
+  if (IsArmadaCluster(root)) return ParseArmadaCluster(root, file);
   Field f(root, "", file);
   RETURN_IF_ERROR(f.ExpectMap({"pools", "scheduling"}));
   ClusterSpec c;
@@ -350,6 +246,7 @@ absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& root, absl::string_vi
 }
 
 absl::StatusOr<WorkloadSpec> ParseWorkload(const YAML::Node& root, absl::string_view file) {
+  if (IsArmadaWorkload(root)) return ParseArmadaWorkload(root, file);
   Field f(root, "", file);
   RETURN_IF_ERROR(f.ExpectMap({"seed", "queues", "jobs"}));
   WorkloadSpec w;
@@ -399,6 +296,15 @@ absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& wo
     if (!queue_found) {
       return absl::InvalidArgumentError(absl::StrCat(file, ": jobs[", i, "].queue: \"", job.queue,
                                                      "\" is not one of the workload's queues"));
+    }
+    for (const std::string& dep : job.dependencies) {
+      bool found = false;
+      for (const JobTemplateSpec& other : workload.jobs) found = found || other.name == dep;
+      if (!found || dep == job.name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            file, ": jobs[", i, "] (", job.name, ").dependencies: \"", dep, "\" is ",
+            found ? "the template itself" : "not a job template"));
+      }
     }
     if (job.priority_class.empty()) continue;
     if (!cluster.policy.priority_classes.contains(job.priority_class)) {

@@ -41,6 +41,7 @@ struct PoolSpec {
 
 struct ClusterSpec {
   std::vector<PoolSpec> pools;
+  bool armada_format = false;  // read from Armada's simulator ClusterSpec
   // The server's `scheduling` section, read by the same parser (ParseSchedulingPolicy), so an
   // operator's configuration can be simulated as it is.
   SchedulingPolicy policy;
@@ -56,10 +57,12 @@ struct QueueSpec {
 
 // How long a job runs once leased.
 struct DurationSpec {
-  enum class Kind { kConstant, kUniform, kExponential };
+  // kShiftedExponential (Armada's runtimeDistribution): min plus an exponential draw of mean
+  // `value`.
+  enum class Kind { kConstant, kUniform, kExponential, kShiftedExponential };
   Kind kind = Kind::kConstant;
   absl::Duration value = absl::Minutes(1);  // constant; exponential: the mean
-  absl::Duration min, max;                  // uniform
+  absl::Duration min, max;                  // uniform; shifted exponential: min
 };
 
 struct JobTemplateSpec {
@@ -76,6 +79,12 @@ struct JobTemplateSpec {
   // Zero: all jobs at submit_at; else one job (one gang) every interval from submit_at.
   absl::Duration submit_interval = absl::ZeroDuration();
   DurationSpec duration;
+  std::string job_set;  // Armada's jobSet, shown in the per-job results
+  // Names of templates every job of which must have ended (succeeded, or ended otherwise: the
+  // simulator does not retry) before this one's first job is submitted, at the latest of
+  // submit_at and that moment + submit_after_dependencies.
+  std::vector<std::string> dependencies;
+  absl::Duration submit_after_dependencies = absl::ZeroDuration();
 };
 
 struct WorkloadSpec {
@@ -93,6 +102,21 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadYaml(absl::string_view text, absl::str
 // Read and parse a file.
 absl::StatusOr<ClusterSpec> LoadClusterFile(absl::string_view path);
 absl::StatusOr<WorkloadSpec> LoadWorkloadFile(absl::string_view path);
+
+// Armada's simulator formats (armada_spec.cc): a ClusterSpec (`clusters:` with `pool`, or
+// `pools:` with `clusterGroups`) and a WorkloadSpec (`queues:` with `jobTemplates`), recognised
+// by their keys; ParseCluster and ParseWorkload hand such files to these.
+bool IsArmadaCluster(const YAML::Node& root);
+bool IsArmadaWorkload(const YAML::Node& root);
+absl::StatusOr<ClusterSpec> ParseArmadaCluster(const YAML::Node& root, absl::string_view file);
+absl::StatusOr<WorkloadSpec> ParseArmadaWorkload(const YAML::Node& root, absl::string_view file);
+
+// Armada's scheduling configuration (the `scheduling` section of its config.yaml, or the file
+// holding only that section, as its simulator takes it) replaces `cluster`'s policy. Defined in
+// armada_spec.cc.
+absl::Status ApplyArmadaSchedulingConfig(const YAML::Node& root, absl::string_view file,
+                                         ClusterSpec& cluster);
+absl::Status LoadArmadaSchedulingConfigFile(absl::string_view path, ClusterSpec& cluster);
 
 // Checks the workload against the cluster: queues exist, priority classes exist.
 absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& workload,
