@@ -103,25 +103,25 @@ absl::Status SetDefaultPolicy(ClusterSpec& c) {
 
 bool IsArmadaCluster(const YAML::Node& root) {
   if (!root.IsMap()) return false;
-  if (root["clusters"] || root["name"] || root["workflowManagerDelayDistribution"] ||
-      root["pendingDelayDistribution"]) {
-    return true;
+  for (const char* key :
+       {"clusters", "name", "workflowManagerDelayDistribution", "pendingDelayDistribution"}) {
+    if (root[key].IsDefined()) return true;
   }
   const YAML::Node pools = root["pools"];
-  if (!pools.IsSequence()) return false;
+  if (!pools.IsDefined() || !pools.IsSequence()) return false;
   for (const YAML::Node& p : pools) {
-    if (p.IsMap() && p["clusterGroups"]) return true;
+    if (p.IsMap() && p["clusterGroups"].IsDefined()) return true;
   }
   return false;
 }
 
 bool IsArmadaWorkload(const YAML::Node& root) {
   if (!root.IsMap()) return false;
-  if (root["name"] || root["randomSeed"]) return true;
+  if (root["name"].IsDefined() || root["randomSeed"].IsDefined()) return true;
   const YAML::Node queues = root["queues"];
-  if (!queues.IsSequence()) return false;
+  if (!queues.IsDefined() || !queues.IsSequence()) return false;
   for (const YAML::Node& q : queues) {
-    if (q.IsMap() && q["jobTemplates"]) return true;
+    if (q.IsMap() && q["jobTemplates"].IsDefined()) return true;
   }
   return false;
 }
