@@ -313,6 +313,35 @@ absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& wo
                                                      "\" is not one of the cluster's classes"));
     }
   }
+  // Templates waiting for each other in a circle would never be submitted.
+  std::map<std::string, int> waits;  // template -> dependencies not yet resolved
+  for (const JobTemplateSpec& job : workload.jobs) {
+    waits[job.name] = static_cast<int>(job.dependencies.size());
+  }
+  std::vector<std::string> ready;
+  for (const auto& [name, n] : waits) {
+    if (n == 0) ready.push_back(name);
+  }
+  size_t resolved = 0;
+  while (!ready.empty()) {
+    const std::string done = ready.back();
+    ready.pop_back();
+    ++resolved;
+    for (const JobTemplateSpec& job : workload.jobs) {
+      for (const std::string& dep : job.dependencies) {
+        if (dep == done && --waits[job.name] == 0) ready.push_back(job.name);
+      }
+    }
+  }
+  if (resolved < waits.size()) {
+    std::vector<std::string> stuck;
+    for (const auto& [name, n] : waits) {
+      if (n > 0) stuck.push_back(name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        file, ": dependencies: templates ", absl::StrJoin(stuck, ", "),
+        " depend on each other in a cycle (none could ever be submitted)"));
+  }
   return absl::OkStatus();
 }
 

@@ -354,5 +354,58 @@ jobs:
   EXPECT_EQ(JobById(*first, "g-000000").duration, JobById(*first, "g-000002").duration);
 }
 
+// Armada's template dependencies: a template is submitted once every job of the templates it
+// depends on has ended, plus earliestSubmitTimeFromDependencyCompletion, and no earlier than its
+// earliestSubmitTime; a shifted-exponential runtime is never below its minimum.
+TEST(SimulatorTest, DependentTemplatesArriveAfterTheirDependenciesEnd) {
+  constexpr char kArmadaCluster[] = R"(
+clusters: [{name: c, pool: p, nodeTemplates: [{number: 4, totalResources: {cpu: "1"}}]}]
+)";
+  auto sim = Make(kArmadaCluster, R"(
+name: w
+queues:
+  - name: a
+    jobTemplates:
+      - {id: one, number: 2, requirements: {resourceRequirements: {requests: {cpu: 1}}},
+         runtimeDistribution: {minimum: 3s}}
+      - {id: two, number: 1, dependencies: [one], earliestSubmitTimeFromDependencyCompletion: 2s,
+         requirements: {resourceRequirements: {requests: {cpu: 1}}},
+         runtimeDistribution: {minimum: 1s, tailMean: 1s}}
+      - {id: late, number: 1, dependencies: [one], earliestSubmitTime: 20s,
+         requirements: {resourceRequirements: {requests: {cpu: 1}}}}
+      - {id: empty, number: 0}
+      - {id: after-empty, number: 1, dependencies: [empty],
+         requirements: {resourceRequirements: {requests: {cpu: 1}}}}
+)",
+                  FirstFitFn());
+  ASSERT_NE(sim, nullptr);
+  sim->Run(SimOptions{.record_cycles = true});
+  EXPECT_EQ(JobById(*sim, "one-000001").end_time, absl::Seconds(3));
+  EXPECT_EQ(JobById(*sim, "two-000000").submit_time, absl::Seconds(5));
+  EXPECT_GE(JobById(*sim, "two-000000").duration, absl::Seconds(1));
+  EXPECT_EQ(JobById(*sim, "late-000000").submit_time, absl::Seconds(20));
+  EXPECT_EQ(JobById(*sim, "after-empty-000000").submit_time, absl::ZeroDuration());
+  for (const SimJob& j : sim->jobs()) EXPECT_EQ(j.state, SimJobState::kSucceeded) << j.id;
+  // One record per cycle (one pool, one queue): cycle 1 leased one x2 and after-empty.
+  ASSERT_EQ(static_cast<int64_t>(sim->cycle_records().size()), sim->cycles());
+  EXPECT_EQ(sim->cycle_records()[0].leased, 3);
+  EXPECT_EQ(sim->cycle_records()[0].running, 3);
+  EXPECT_DOUBLE_EQ(sim->cycle_records()[0].share, 0.75);
+}
+
+TEST(SimulatorTest, DependencyCyclesAreRefused) {
+  auto sim = Simulator::Create(Cluster(kFourCpus), Workload(R"(
+name: w
+queues:
+  - name: a
+    jobTemplates:
+      - {id: x, dependencies: [y]}
+      - {id: y, dependencies: [x]}
+)"),
+                               FirstFitFn(), "workload.yaml");
+  EXPECT_THAT(sim.status().message(),
+              HasSubstr("workload.yaml: dependencies: templates x, y depend on each other"));
+}
+
 }  // namespace
 }  // namespace regatta::scheduler::sim
