@@ -187,8 +187,7 @@ std::string CyclesCsv(const Simulator& sim) {
     absl::StrAppend(&csv, r.cycle, ",", Seconds(r.time), ",",
                     CsvField(sim.cluster().pools[r.pool].name), ",",
                     CsvField(sim.workload().queues[r.queue].name), ",",
-                    absl::StrFormat("%.6f,%.6f,%.6f", r.share, r.fair_share,
-                                    r.adjusted_fair_share),
+                    absl::StrFormat("%.6f,%.6f,%.6f", r.share, r.fair_share, r.adjusted_fair_share),
                     ",", r.running, ",", r.queued, ",", r.leased, ",", r.preempted, "\n");
   }
   return csv;

@@ -54,10 +54,10 @@ class SimulateArmadaTest : public ::testing::Test {
   std::map<std::string, double> MeanShares(const std::string& workload, double from_s,
                                            double to_s) {
     const std::string cycles = (dir_ / (workload + ".cycles.csv")).string();
-    RunResult r = Simulate({"--cluster", kData + "/cluster_cpu.yaml", "--workload",
-                            kData + "/" + workload, "--scheduling-config",
-                            kData + "/scheduling_config.yaml", "--until", "30m", "--out-cycles",
-                            cycles});
+    RunResult r =
+        Simulate({"--cluster", kData + "/cluster_cpu.yaml", "--workload", kData + "/" + workload,
+                  "--scheduling-config", kData + "/scheduling_config.yaml", "--until", "30m",
+                  "--out-cycles", cycles});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     std::map<std::string, double> sum;
     std::map<std::string, int> n;
@@ -90,8 +90,7 @@ TEST_F(SimulateArmadaTest, EqualWeightsGiveEqualShares) {
 }
 
 TEST_F(SimulateArmadaTest, WeightsTwoToOneGiveSharesTwoToOne) {
-  std::map<std::string, double> shares =
-      MeanShares("workload_two_queues_weighted.yaml", 300, 1800);
+  std::map<std::string, double> shares = MeanShares("workload_two_queues_weighted.yaml", 300, 1800);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_NEAR(shares["A"], 2.0 / 3.0, 0.02);
   EXPECT_NEAR(shares["B"], 1.0 / 3.0, 0.02);

@@ -2,7 +2,7 @@
 // ClusterSpec and WorkloadSpec messages in YAML, and the scheduler's `scheduling` config), into
 // the simulator's own specs. What cannot be honoured is refused naming the field.
 
-#include <limits>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -53,8 +53,7 @@ absl::StatusOr<ResourceList> ParseResourceList(const Field& f) {
   return f.Resources();
 }
 
-absl::Status ParseNodeTemplates(const Field& templates, const std::string& pool,
-                                const std::string& cluster, PoolSpec& out) {
+absl::Status ParseNodeTemplates(const Field& templates, const std::string& cluster, PoolSpec& out) {
   ASSIGN_OR_RETURN(auto elements, templates.Elements());
   for (size_t i = 0; i < elements.size(); ++i) {
     const Field& t = elements[i];
@@ -80,7 +79,6 @@ absl::Status ParseNodeTemplates(const Field& templates, const std::string& pool,
     ASSIGN_OR_RETURN(group.resources, ParseResourceList(t["totalResources"]));
     out.node_groups.push_back(std::move(group));
   }
-  (void)pool;
   return absl::OkStatus();
 }
 
@@ -152,7 +150,7 @@ absl::StatusOr<ClusterSpec> ParseArmadaCluster(const YAML::Node& root, absl::str
       ASSIGN_OR_RETURN(pool, cl["pool"].String());
       if (pool.empty()) return cl["pool"].Error("must not be empty");
     }
-    return ParseNodeTemplates(cl["nodeTemplates"], pool, name, PoolNamed(c, pool));
+    return ParseNodeTemplates(cl["nodeTemplates"], name, PoolNamed(c, pool));
   };
   ASSIGN_OR_RETURN(auto clusters, f["clusters"].Elements());
   for (size_t i = 0; i < clusters.size(); ++i) {
@@ -209,12 +207,11 @@ absl::StatusOr<WorkloadSpec> ParseArmadaWorkload(const YAML::Node& root, absl::s
     ASSIGN_OR_RETURN(auto templates, q["jobTemplates"].Elements());
     for (size_t ti = 0; ti < templates.size(); ++ti) {
       const Field& t = templates[ti];
-      RETURN_IF_ERROR(t.ExpectMap({"number", "numberSuccessful", "queue", "id", "jobSet",
-                                   "queuePriority", "priorityClassName", "requirements",
-                                   "dependencies", "earliestSubmitTime",
-                                   "earliestSubmitTimeFromDependencyCompletion",
-                                   "runtimeDistribution", "gangCardinality",
-                                   "gangNodeUniformityLabel", "repeat"}));
+      RETURN_IF_ERROR(
+          t.ExpectMap({"number", "numberSuccessful", "queue", "id", "jobSet", "queuePriority",
+                       "priorityClassName", "requirements", "dependencies", "earliestSubmitTime",
+                       "earliestSubmitTimeFromDependencyCompletion", "runtimeDistribution",
+                       "gangCardinality", "gangNodeUniformityLabel", "repeat"}));
       JobTemplateSpec job;
       job.queue = queue.name;
       job.name = absl::StrCat(queue.name, "-", ti);  // Armada's default id: <queue>-<index>
@@ -225,8 +222,10 @@ absl::StatusOr<WorkloadSpec> ParseArmadaWorkload(const YAML::Node& root, absl::s
       if (t.Has("queue")) {
         ASSIGN_OR_RETURN(std::string named, t["queue"].String());
         if (!named.empty() && named != queue.name) {
-          return t["queue"].Error(absl::StrCat("is \"", named, "\" but the template is listed "
-                                               "under queue \"", queue.name, "\""));
+          return t["queue"].Error(absl::StrCat("is \"", named,
+                                               "\" but the template is listed "
+                                               "under queue \"",
+                                               queue.name, "\""));
         }
       }
       if (t.Has("numberSuccessful")) {
@@ -377,14 +376,24 @@ absl::Status ApplyArmadaSchedulingConfig(const YAML::Node& root, absl::string_vi
   Field f = top.Has("scheduling") ? top["scheduling"] : top;
   if (!f.IsMap()) return f.Error("must be a map");
   // Keys with no bearing on a simulated outcome (server operation, metrics, resolutions).
-  static const std::set<std::string> kNoEffect = {
-      "supportedResourceTypes", "enableAssertions", "executorTimeout",
-      "maxUnacknowledgedJobsPerExecutor", "executorUpdateFrequency", "maxRetries",
-      "nodeIdLabel", "gangIdAnnotation", "gangCardinalityAnnotation",
-      "gangNodeUniformityLabelAnnotation", "maxJobSchedulingContextsPerExecutor",
-      "maxPodSpecSizeBytes", "minJobResources", "defaultJobLimits", "defaultJobTolerations",
-      "defaultJobTolerationsByPriorityClass", "defaultJobTolerationsByResourceRequest",
-      "disableSubmitCheck"};
+  static const std::set<std::string> kNoEffect = {"supportedResourceTypes",
+                                                  "enableAssertions",
+                                                  "executorTimeout",
+                                                  "maxUnacknowledgedJobsPerExecutor",
+                                                  "executorUpdateFrequency",
+                                                  "maxRetries",
+                                                  "nodeIdLabel",
+                                                  "gangIdAnnotation",
+                                                  "gangCardinalityAnnotation",
+                                                  "gangNodeUniformityLabelAnnotation",
+                                                  "maxJobSchedulingContextsPerExecutor",
+                                                  "maxPodSpecSizeBytes",
+                                                  "minJobResources",
+                                                  "defaultJobLimits",
+                                                  "defaultJobTolerations",
+                                                  "defaultJobTolerationsByPriorityClass",
+                                                  "defaultJobTolerationsByResourceRequest",
+                                                  "disableSubmitCheck"};
   YAML::Node out(YAML::NodeType::Map);
   // Only the resources Armada's DRF considers count: the others get multiplier 0.
   std::set<std::string> considered;

@@ -14,9 +14,6 @@
 #include "yaml-cpp/yaml.h"
 
 namespace regatta::scheduler::sim {
-namespace {
-
-}  // namespace
 
 absl::StatusOr<Taint> ParseTaint(const Field& f) {
   RETURN_IF_ERROR(f.ExpectMap({"key", "value", "effect"}));
@@ -301,9 +298,9 @@ absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& wo
       bool found = false;
       for (const JobTemplateSpec& other : workload.jobs) found = found || other.name == dep;
       if (!found || dep == job.name) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            file, ": jobs[", i, "] (", job.name, ").dependencies: \"", dep, "\" is ",
-            found ? "the template itself" : "not a job template"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(file, ": jobs[", i, "] (", job.name, ").dependencies: \"", dep, "\" is ",
+                         found ? "the template itself" : "not a job template"));
       }
     }
     if (job.priority_class.empty()) continue;
@@ -338,9 +335,9 @@ absl::Status ValidateWorkload(const ClusterSpec& cluster, const WorkloadSpec& wo
     for (const auto& [name, n] : waits) {
       if (n > 0) stuck.push_back(name);
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": dependencies: templates ", absl::StrJoin(stuck, ", "),
-        " depend on each other in a cycle (none could ever be submitted)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": dependencies: templates ", absl::StrJoin(stuck, ", "),
+                     " depend on each other in a cycle (none could ever be submitted)"));
   }
   return absl::OkStatus();
 }

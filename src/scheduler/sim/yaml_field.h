@@ -16,9 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "regatta/v1/types.pb.h"
 #include "src/common/resources.h"
 #include "src/common/status_macros.h"
-#include "regatta/v1/types.pb.h"
 #include "src/scheduler/nodedb/node.h"
 #include "yaml-cpp/yaml.h"
 
@@ -39,8 +39,7 @@ class Field {
   const YAML::Node& node() const { return node_; }
   const std::string& path() const { return path_; }
   bool Has(absl::string_view key) const {
-    return IsMap() && node_[std::string(key)].IsDefined() &&
-           !node_[std::string(key)].IsNull();
+    return IsMap() && node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
   }
   Field operator[](absl::string_view key) const {
     return Field(IsMap() ? node_[std::string(key)] : YAML::Node(YAML::NodeType::Undefined),
