@@ -66,6 +66,34 @@ TEST_F(SimulateTest, PrintsSeriesAndSummaryAndWritesCsv) {
   EXPECT_THAT(*csv, HasSubstr("4.000,p,cpu,utilisation,0.000000\n"));
 }
 
+TEST_F(SimulateTest, WritesPerJobAndPerCycleCsv) {
+  options_.workload_file = WriteFile("workload_jobs.yaml", R"(
+queues: [{name: a}]
+jobs:
+  - {name: fits, queue: a, count: 2, requests: {cpu: 1}, duration: 2s}
+  - {name: huge, queue: a, count: 1, requests: {cpu: 64}, duration: 1s}
+)");
+  options_.jobs_csv_file = ::testing::TempDir() + "/jobs.csv";
+  options_.cycles_csv_file = ::testing::TempDir() + "/cycles.csv";
+  ASSERT_TRUE(Simulate(env_, options_, FirstFitFn()).ok()) << out_.str();
+  auto jobs = ReadFileToString(options_.jobs_csv_file);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_THAT(*jobs, ::testing::StartsWith(
+                         "job_id,template,queue,job_set,priority_class,state,submit_s,lease_s,"
+                         "end_s,pool,node,preemption_kind,preempted_by_queue,reason\n"
+                         "fits-000000,fits,a,,default,SUCCEEDED,0.000,0.000,2.000,p,p-0-0,,,\n"));
+  // Never leased: no lease time, pool or node; the reason holds commas, so it is quoted.
+  EXPECT_THAT(*jobs, HasSubstr("huge-000000,huge,a,,default,REJECTED,0.000,,0.000,,,,,\"pool p: "
+                               "none of 2 nodes match"));
+  auto cycles = ReadFileToString(options_.cycles_csv_file);
+  ASSERT_TRUE(cycles.ok());
+  EXPECT_THAT(*cycles, ::testing::StartsWith("cycle,time_s,pool,queue,share,fair_share,"
+                                             "adjusted_fair_share,running,queued,leased,"
+                                             "preempted\n1,0.000,p,a,0.500000,"));
+  EXPECT_THAT(*cycles, HasSubstr(",2,0,2,0\n2,1.000,p,a,0.500000,"));
+  EXPECT_THAT(*cycles, HasSubstr("\n3,2.000,p,a,0.000000,"));
+}
+
 TEST_F(SimulateTest, BadFilesAndFlagsAreNamed) {
   options_.until = "soon";
   absl::Status until = Simulate(env_, options_, FirstFitFn());
