@@ -147,14 +147,21 @@ TEST_F(ServicesE2eTest, BrokersAreTheEndpointsOfTheirServicesUntilTheConfigurati
   EXPECT_EQ(web_ports.size(), 2u);
   ASSERT_EQ(instances.size(), 2u);
 
-  // Each Instance's service: its own broker on the target port.
+  // Each Instance's service: its own broker. Both run on node-a, so only one of them can
+  // listen on the target port; the other gets its own port from the range.
+  std::set<int> stream_ports;
   for (const std::string& instance : instances) {
     json own = WaitForReadyEndpoints(instance + "-svc", 1);
     ASSERT_TRUE(own.is_object());
     EXPECT_EQ(own["kind"], "SERVICE_KIND_INSTANCE");
     EXPECT_EQ(own["instanceName"], instance);
-    EXPECT_EQ(own["endpoints"][0]["ports"]["stream"], 9554);
+    stream_ports.insert(own["endpoints"][0]["ports"]["stream"].get<int>());
   }
+  ASSERT_EQ(stream_ports.size(), 2u);
+  EXPECT_EQ(*stream_ports.begin(), 9554);
+  EXPECT_GE(*stream_ports.rbegin(), 30000);
+  EXPECT_LE(*stream_ports.rbegin(), 32767);
+  EXPECT_EQ(web_ports.count(*stream_ports.rbegin()), 0u);
   RunResult table = Cli({"services", "list", "--configuration", "echo"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, ::testing::HasSubstr("127.0.0.1:9554"));

@@ -38,7 +38,7 @@ TEST(LeasedDeviceEnvironmentTest, PropertiesAndDeviceListsInLeaseOrder) {
       ElementsAre(Pair("URL", "rtsp://a"),
                   Pair("REGATTA_DEVICE_INSTANCES", "cam-aaaaaa,cam-bbbbbb"),
                   Pair("REGATTA_DEVICE_SLOTS", "cam-aaaaaa-0,cam-bbbbbb-0"),
-                  Pair("REGATTA_DEVICE_CDI_NAMES", "regatta.dev/cam=aaaaaa,regatta.dev/cam=bbbbbb"),
+                  Pair("REGATTA_DEVICE_CDI_NAMES", "akri.sh/cam=aaaaaa,akri.sh/cam=bbbbbb"),
                   Pair("REGATTA_DEVICE_NODES", "/dev/video0,/dev/video1"),
                   Pair("REGATTA_DEVICE_MOUNTS", "/run/cam:/cam:ro")));
 }
