@@ -57,6 +57,20 @@ class KfpIntegrationTest : public PlatformTest {
     devices_ = pb::DeviceService::NewStub(channel_);
   }
 
+  // What platform_env.yaml reads: ConfigMap kfp-db (host) and Secret kfp-db-creds (password).
+  void ApplyDbConfigMapAndSecret() {
+    pb::ApplyConfigMapRequest config_map;
+    config_map.mutable_config_map()->set_name("kfp-db");
+    (*config_map.mutable_config_map()->mutable_data())["host"] = "db.example.internal";
+    pb::ConfigMap applied_map;
+    ASSERT_TRUE(devices_->ApplyConfigMap(Alice().get(), config_map, &applied_map).ok());
+    pb::ApplySecretRequest secret;
+    secret.mutable_secret()->set_name("kfp-db-creds");
+    (*secret.mutable_secret()->mutable_data())["password"] = "pw-7c1e0b";
+    pb::Secret applied_secret;
+    ASSERT_TRUE(devices_->ApplySecret(Alice().get(), secret, &applied_secret).ok());
+  }
+
   absl::StatusOr<pb::PipelineRun> CreateRun(const std::string& file,
                                             std::map<std::string, std::string> params = {}) {
     pb::CreateRunRequest request;
@@ -245,16 +259,7 @@ TEST_F(KfpIntegrationTest, AcceleratorFromParametersAndNodeSelectorReachTheJob) 
 }
 
 TEST_F(KfpIntegrationTest, SecretAndConfigMapAsEnvAndPodMetadataReachTheStep) {
-  pb::ApplyConfigMapRequest config_map;
-  config_map.mutable_config_map()->set_name("kfp-db");
-  (*config_map.mutable_config_map()->mutable_data())["host"] = "db.example.internal";
-  pb::ConfigMap applied_map;
-  ASSERT_TRUE(devices_->ApplyConfigMap(Alice().get(), config_map, &applied_map).ok());
-  pb::ApplySecretRequest secret;
-  secret.mutable_secret()->set_name("kfp-db-creds");
-  (*secret.mutable_secret()->mutable_data())["password"] = "pw-7c1e0b";
-  pb::Secret applied_secret;
-  ASSERT_TRUE(devices_->ApplySecret(Alice().get(), secret, &applied_secret).ok());
+  ASSERT_NO_FATAL_FAILURE(ApplyDbConfigMapAndSecret());
 
   pb::PipelineRun run = RunToSuccess("platform_env.yaml");
   const pb::PipelineTask& step = OnlyTask(run, "show-env");
@@ -295,16 +300,7 @@ TEST_F(KfpIntegrationTest, OnlyAnOwnerWhoMayChangeSecretsReadsThemIntoAStep) {
   for (const char* verb : {"submit", "watch", "cancel"}) permission->add_verbs(verb);
   pb::Queue created_queue;
   ASSERT_TRUE(queues_->CreateQueue(Alice().get(), queue, &created_queue).ok());
-  pb::ApplyConfigMapRequest config_map;
-  config_map.mutable_config_map()->set_name("kfp-db");
-  (*config_map.mutable_config_map()->mutable_data())["host"] = "db.example.internal";
-  pb::ConfigMap applied_map;
-  ASSERT_TRUE(devices_->ApplyConfigMap(Alice().get(), config_map, &applied_map).ok());
-  pb::ApplySecretRequest secret;
-  secret.mutable_secret()->set_name("kfp-db-creds");
-  (*secret.mutable_secret()->mutable_data())["password"] = "pw-7c1e0b";
-  pb::Secret applied_secret;
-  ASSERT_TRUE(devices_->ApplySecret(Alice().get(), secret, &applied_secret).ok());
+  ASSERT_NO_FATAL_FAILURE(ApplyDbConfigMapAndSecret());
 
   pb::CreateRunRequest request;
   request.set_spec(ReadKfpFile("platform_env.yaml"));

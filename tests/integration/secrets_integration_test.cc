@@ -80,11 +80,17 @@ class SecretsIntegrationTest : public PlatformTest {
     pb::GetJobDetailsResponse response;
     while (absl::Now() < deadline) {
       EXPECT_TRUE(jobs_->GetJobDetails(Alice().get(), request, &response).ok());
-      const pb::JobState state = response.jobs().at(id).summary().state();
-      if (state == pb::JOB_STATE_SUCCEEDED || state == pb::JOB_STATE_FAILED) break;
+      // Just submitted, the job may not be in the views yet: then it is left out.
+      auto it = response.jobs().find(id);
+      if (it != response.jobs().end()) {
+        const pb::JobState state = it->second.summary().state();
+        if (state == pb::JOB_STATE_SUCCEEDED || state == pb::JOB_STATE_FAILED) break;
+      }
       absl::SleepFor(absl::Milliseconds(20));
     }
-    return response.jobs().at(id);
+    auto it = response.jobs().find(id);
+    EXPECT_NE(it, response.jobs().end()) << "job " << id << " never reached the views";
+    return it == response.jobs().end() ? pb::JobDetails() : it->second;
   }
 
   std::string Logs(const std::string& id) {

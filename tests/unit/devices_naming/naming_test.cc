@@ -30,10 +30,8 @@ TEST(InstanceNameTest, NodeMattersOnlyForLocalDevices) {
 }
 
 TEST(InstanceNameTest, CdiNameUsesTheSameDigest) {
-  EXPECT_EQ(CdiName("config-a", "my_local_device", "my_node", false),
-            "akri.sh/config-a=e77db4");
-  EXPECT_EQ(CdiName("config-a", "my_shared_device", "my_node", true),
-            "akri.sh/config-a=4294ea");
+  EXPECT_EQ(CdiName("config-a", "my_local_device", "my_node", false), "akri.sh/config-a=e77db4");
+  EXPECT_EQ(CdiName("config-a", "my_shared_device", "my_node", true), "akri.sh/config-a=4294ea");
 }
 
 TEST(SlotTest, NamesAndIndices) {

@@ -33,14 +33,13 @@ TEST(LeasedDeviceEnvironmentTest, PropertiesAndDeviceListsInLeaseOrder) {
   (*second->mutable_properties())["URL"] = "rtsp://b";  // the first device's value wins
   second->add_device_specs()->set_host_path("/dev/video1");
 
-  EXPECT_THAT(
-      LeasedDeviceEnvironment(lease),
-      ElementsAre(Pair("URL", "rtsp://a"),
-                  Pair("REGATTA_DEVICE_INSTANCES", "cam-aaaaaa,cam-bbbbbb"),
-                  Pair("REGATTA_DEVICE_SLOTS", "cam-aaaaaa-0,cam-bbbbbb-0"),
-                  Pair("REGATTA_DEVICE_CDI_NAMES", "akri.sh/cam=aaaaaa,akri.sh/cam=bbbbbb"),
-                  Pair("REGATTA_DEVICE_NODES", "/dev/video0,/dev/video1"),
-                  Pair("REGATTA_DEVICE_MOUNTS", "/run/cam:/cam:ro")));
+  EXPECT_THAT(LeasedDeviceEnvironment(lease),
+              ElementsAre(Pair("URL", "rtsp://a"),
+                          Pair("REGATTA_DEVICE_INSTANCES", "cam-aaaaaa,cam-bbbbbb"),
+                          Pair("REGATTA_DEVICE_SLOTS", "cam-aaaaaa-0,cam-bbbbbb-0"),
+                          Pair("REGATTA_DEVICE_CDI_NAMES", "akri.sh/cam=aaaaaa,akri.sh/cam=bbbbbb"),
+                          Pair("REGATTA_DEVICE_NODES", "/dev/video0,/dev/video1"),
+                          Pair("REGATTA_DEVICE_MOUNTS", "/run/cam:/cam:ro")));
 }
 
 TEST(LeasedDeviceEnvironmentTest, NoDevicesNoEnvironment) {
