@@ -1,72 +1,191 @@
 #include "src/executor/local_executor.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "src/common/logging.h"
 #include "src/common/secrets/sealer.h"
 #include "src/common/status_macros.h"
+#include "src/executor/local/podman/podman_runtime.h"
 #include "src/executor/local/process_supervisor.h"
 
 namespace regatta::executor {
 namespace {
 
-// Runs as processes through the ProcessSupervisor.
+absl::Duration DurationOf(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// Runs as processes through the ProcessSupervisor: the task's command on the host, or, for a
+// task with an image, the container runtime's foreground command (container_runtime.h).
 class ProcessBackend final : public RunBackend {
  public:
-  explicit ProcessBackend(std::unique_ptr<ProcessSupervisor> supervisor)
-      : supervisor_(std::move(supervisor)) {}
+  ProcessBackend(std::unique_ptr<ProcessSupervisor> supervisor,
+                 std::unique_ptr<ContainerRuntime> runtime, std::string no_runtime_reason)
+      : supervisor_(std::move(supervisor)),
+        runtime_(std::move(runtime)),
+        no_runtime_reason_(std::move(no_runtime_reason)) {}
 
-  std::vector<RecoveredRun> TakeRecovered() override { return supervisor_->TakeRecovered(); }
+  // Results of an earlier process's container runs are read like live ones, and whatever that
+  // process left of its containers is removed: none of them can still be supervised here.
+  absl::Status RecoverContainers() {
+    recovered_ = supervisor_->TakeRecovered();
+    for (RecoveredRun& run : recovered_) {
+      regatta::v1::JobRunLease lease;
+      if (!lease.ParseFromString(run.metadata) || lease.job().task().image().empty()) continue;
+      if (runtime_ != nullptr) {
+        ClassifyContainerResult(MemoryLimitOf(lease.job()), run.result);
+        (void)runtime_->CleanUpRun(run.run_id, /*container_may_remain=*/true);
+      }
+    }
+    if (runtime_ == nullptr) return absl::OkStatus();
+    absl::StatusOr<std::vector<std::string>> left = runtime_->ListRunIds();
+    if (!left.ok()) return left.status();
+    for (const std::string& run_id : *left) {
+      LOG_WARN("removing a container left by an earlier executor process", "run", run_id);
+      if (absl::Status removed = runtime_->CleanUpRun(run_id, true); !removed.ok()) {
+        LOG_WARN("could not remove a leftover container", "run", run_id, "error",
+                 removed.ToString());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<RecoveredRun> TakeRecovered() override { return std::exchange(recovered_, {}); }
 
   absl::Status Start(const regatta::v1::JobRunLease& lease) override {
     const regatta::v1::Job& job = lease.job();
+    const regatta::v1::TaskSpec& task = job.task();
     RunLaunch launch;
     launch.run_id = lease.run_id();
-    for (const std::string& arg : job.task().command()) launch.argv.push_back(arg);
-    for (const std::string& arg : job.task().args()) launch.argv.push_back(arg);
-    if (launch.argv.empty()) {
-      return absl::FailedPreconditionError("the job has no command to run");
-    }
-    for (const auto& [k, v] : job.task().env()) launch.env.emplace_back(k, v);
-    for (const auto& [k, v] : job.task().secret_env()) {
+    std::vector<std::pair<std::string, std::string>> env;
+    for (const auto& [k, v] : task.env()) env.emplace_back(k, v);
+    for (const auto& [k, v] : task.secret_env()) {
       // The server opens secret values in the lease; one still sealed did not open there.
       if (secrets::IsSealed(v)) {
         return absl::FailedPreconditionError(
             absl::StrCat("secret_env ", k, ": the server could not open it (sealed with key \"",
                          secrets::SealedKeyId(v), "\"; see the server's log)"));
       }
-      launch.env.emplace_back(k, v);
+      env.emplace_back(k, v);
     }
-    launch.env.emplace_back("REGATTA_JOB_ID", job.id());
-    launch.env.emplace_back("REGATTA_RUN_ID", lease.run_id());
-    launch.env.emplace_back("REGATTA_QUEUE", job.queue());
-    launch.env.emplace_back("REGATTA_JOB_SET", job.job_set());
-    launch.env.emplace_back("REGATTA_NODE", lease.node_id());
-    for (auto& entry : LeasedDeviceEnvironment(lease)) launch.env.push_back(std::move(entry));
-    launch.working_dir = job.task().working_dir();
-    if (job.task().has_active_deadline()) {
-      launch.active_deadline = absl::Seconds(job.task().active_deadline().seconds()) +
-                               absl::Nanoseconds(job.task().active_deadline().nanos());
+    env.emplace_back("REGATTA_JOB_ID", job.id());
+    env.emplace_back("REGATTA_RUN_ID", lease.run_id());
+    env.emplace_back("REGATTA_QUEUE", job.queue());
+    env.emplace_back("REGATTA_JOB_SET", job.job_set());
+    env.emplace_back("REGATTA_NODE", lease.node_id());
+    for (auto& entry : LeasedDeviceEnvironment(lease)) env.push_back(std::move(entry));
+    if (task.has_active_deadline()) launch.active_deadline = DurationOf(task.active_deadline());
+    if (task.has_termination_grace_period()) {
+      launch.termination_grace = DurationOf(task.termination_grace_period());
     }
-    if (job.task().has_termination_grace_period()) {
-      launch.termination_grace = absl::Seconds(job.task().termination_grace_period().seconds()) +
-                                 absl::Nanoseconds(job.task().termination_grace_period().nanos());
+    const int64_t memory_limit = MemoryLimitOf(job);
+    if (task.image().empty()) {
+      for (const std::string& arg : task.command()) launch.argv.push_back(arg);
+      for (const std::string& arg : task.args()) launch.argv.push_back(arg);
+      if (launch.argv.empty()) {
+        return absl::FailedPreconditionError("the job has no command to run");
+      }
+      launch.env = std::move(env);
+      launch.working_dir = task.working_dir();
+      launch.memory_limit_bytes = memory_limit;
+    } else {
+      if (runtime_ == nullptr) {
+        // Never on the host instead: the image's programs are not the host's.
+        return absl::FailedPreconditionError(
+            absl::StrCat("the job's image \"", task.image(),
+                         "\" needs a container runtime, and this executor has none: ",
+                         no_runtime_reason_));
+      }
+      ContainerLaunch container;
+      container.run_id = lease.run_id();
+      container.job_id = job.id();
+      container.queue = job.queue();
+      container.image = task.image();
+      container.command.assign(task.command().begin(), task.command().end());
+      container.args.assign(task.args().begin(), task.args().end());
+      container.env = std::move(env);
+      container.working_dir = task.working_dir();
+      // Requests are limits (as in Armada): the runtime enforces them.
+      container.memory_limit_bytes = memory_limit;
+      container.cpu_limit_milli = RequestsOf(job).Get(ResourceNames::kCpu).milli();
+      for (const regatta::v1::LeasedDevice& device : lease.devices()) {
+        for (const v0::DeviceSpec& spec : device.device_specs()) {
+          container.devices.push_back(
+              {spec.host_path(), spec.container_path(), spec.permissions()});
+        }
+        for (const v0::Mount& mount : device.mounts()) {
+          container.mounts.push_back(
+              {mount.host_path(), mount.container_path(), mount.read_only()});
+        }
+      }
+      ASSIGN_OR_RETURN(ContainerRuntime::Command command, runtime_->PrepareRun(container));
+      launch.argv = std::move(command.argv);
+      launch.env = std::move(command.env);
+      absl::MutexLock lock(&mu_);
+      container_runs_[lease.run_id()] = memory_limit;
     }
-    launch.memory_limit_bytes = RequestsOf(job).Get(ResourceNames::kMemory).milli() / 1000;
     // Kept on disk to recover the run after a restart: without the opened secret values.
     regatta::v1::JobRunLease kept = lease;
     kept.mutable_job()->mutable_task()->clear_secret_env();
     launch.metadata = kept.SerializeAsString();
-    return supervisor_->Start(launch);
+    absl::Status started = supervisor_->Start(launch);
+    if (!started.ok() && !task.image().empty() && !absl::IsAlreadyExists(started)) {
+      (void)runtime_->CleanUpRun(lease.run_id(), false);
+      absl::MutexLock lock(&mu_);
+      container_runs_.erase(lease.run_id());
+    }
+    return started;
   }
 
   absl::Status Stop(absl::string_view run_id, RunEnd why) override {
     return supervisor_->Stop(run_id, why);
   }
+
   std::vector<RunResult> WaitResults(absl::Duration timeout) override {
-    return supervisor_->WaitResults(timeout);
+    std::vector<RunResult> results = supervisor_->WaitResults(timeout);
+    for (RunResult& result : results) {
+      int64_t memory_limit = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = container_runs_.find(result.run_id);
+        if (it == container_runs_.end()) continue;
+        memory_limit = it->second;
+        container_runs_.erase(it);
+      }
+      ClassifyContainerResult(memory_limit, result);
+      // The foreground command was killed (stop, deadline, signal): the container may live on.
+      const bool killed = result.end != RunEnd::kSucceeded &&
+                          (result.end != RunEnd::kFailed || result.signal != 0 ||
+                           result.error.reason() == regatta::v1::ERROR_REASON_DEADLINE_EXCEEDED);
+      if (absl::Status cleaned = runtime_->CleanUpRun(result.run_id, killed); !cleaned.ok()) {
+        LOG_WARN("could not clean up a run's container", "run", result.run_id, "error",
+                 cleaned.ToString());
+      }
+    }
+    return results;
   }
+
   void Forget(absl::string_view run_id) override { supervisor_->Forget(run_id); }
-  void StopAll(absl::Duration grace) override { supervisor_->StopAll(grace); }
+
+  void StopAll(absl::Duration grace) override {
+    supervisor_->StopAll(grace);
+    if (runtime_ == nullptr) return;
+    absl::flat_hash_map<std::string, int64_t> left;
+    {
+      absl::MutexLock lock(&mu_);
+      left.swap(container_runs_);
+    }
+    for (const auto& [run_id, limit] : left) (void)runtime_->CleanUpRun(run_id, true);
+  }
+
   absl::StatusOr<LogRead> ReadLog(absl::string_view run_id, int64_t offset,
                                   int64_t max_bytes) const override {
     return supervisor_->ReadLog(run_id, offset, max_bytes);
@@ -76,8 +195,87 @@ class ProcessBackend final : public RunBackend {
   }
 
  private:
+  static int64_t MemoryLimitOf(const regatta::v1::Job& job) {
+    return RequestsOf(job).Get(ResourceNames::kMemory).milli() / 1000;
+  }
+
+  // The runtime's own failure (image not found or not pulled) and the kernel's OOM kill read
+  // from a container run's exit code; the rest stays as the supervisor reported it.
+  void ClassifyContainerResult(int64_t memory_limit, RunResult& result) const {
+    if (result.end != RunEnd::kFailed || result.signal != 0 ||
+        result.error.reason() != regatta::v1::ERROR_REASON_CONTAINER_ERROR) {
+      return;
+    }
+    if (runtime_->Classify(result.exit_code) == ContainerExit::kRuntimeError) {
+      result.error.set_reason(regatta::v1::ERROR_REASON_CANNOT_EXECUTE);
+      result.error.set_category("ContainerRuntimeError");
+      result.error.set_terminal(true);
+      result.error.set_message(absl::StrCat(runtime_->Describe(),
+                                            " could not start the container: ",
+                                            RuntimeMessage(result.run_id)));
+    } else if (runtime_->EndedOutOfMemory(result.run_id, result.exit_code, memory_limit)) {
+      result.error.set_reason(regatta::v1::ERROR_REASON_OUT_OF_MEMORY);
+      result.error.set_category("OutOfMemory");
+      result.error.set_terminal(true);
+      result.error.set_message(absl::StrCat(
+          "the container was killed for using more than its memory limit of ", memory_limit,
+          " bytes (exit code ", result.exit_code, ")"));
+    }
+  }
+
+  // The runtime's last error line in the run's log ("Error: ..."), or its last line.
+  std::string RuntimeMessage(absl::string_view run_id) const {
+    absl::StatusOr<int64_t> offset = supervisor_->TailOffset(run_id, 5);
+    if (!offset.ok()) return "(no output)";
+    absl::StatusOr<LogRead> read = supervisor_->ReadLog(run_id, *offset, 4096);
+    if (!read.ok()) return "(no output)";
+    std::string last;
+    for (absl::string_view line : absl::StrSplit(read->data, '\n', absl::SkipWhitespace())) {
+      if (absl::StartsWith(line, "Error: ")) return std::string(line.substr(7));
+      last = std::string(line);
+    }
+    return last.empty() ? "(no output)" : last;
+  }
+
   std::unique_ptr<ProcessSupervisor> supervisor_;
+  std::unique_ptr<ContainerRuntime> runtime_;  // null: none
+  const std::string no_runtime_reason_;
+  std::vector<RecoveredRun> recovered_;
+  mutable absl::Mutex mu_;
+  // Running container runs and their memory limits.
+  absl::flat_hash_map<std::string, int64_t> container_runs_ ABSL_GUARDED_BY(mu_);
 };
+
+// The runtime of executor.containers.runtime, or null with why there is none.
+absl::StatusOr<std::unique_ptr<ContainerRuntime>> OpenContainerRuntime(
+    const ContainerOptions& options, const std::string& data_dir, std::string* no_runtime) {
+  if (options.runtime == "none") {
+    *no_runtime = "executor.containers.runtime is none";
+    return nullptr;
+  }
+  if (options.runtime != "auto" && options.runtime != "podman") {
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.runtime: \"",
+                                                   options.runtime,
+                                                   "\" (expected auto, podman or none)"));
+  }
+  PodmanOptions podman;
+  podman.network = options.network;
+  podman.pull = options.pull;
+  podman.files_dir = data_dir + "/containers";
+  // Containers of this executor (and no other executor's) carry this label.
+  char real[PATH_MAX];
+  const std::string dir = ::realpath(data_dir.c_str(), real) != nullptr ? real : data_dir;
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : dir) hash = (hash ^ c) * 1099511628211ull;
+  podman.owner = absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
+  absl::StatusOr<std::unique_ptr<PodmanRuntime>> opened = PodmanRuntime::Open(std::move(podman));
+  if (opened.ok()) return std::unique_ptr<ContainerRuntime>(*std::move(opened));
+  if (options.runtime == "podman" || absl::IsInvalidArgument(opened.status())) {
+    return opened.status();
+  }
+  *no_runtime = absl::StrCat("no container runtime works here (", opened.status().message(), ")");
+  return nullptr;
+}
 
 }  // namespace
 
@@ -112,13 +310,23 @@ absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOption
   sup.sync_state = options.sync_run_state;
   ASSIGN_OR_RETURN(std::unique_ptr<ProcessSupervisor> supervisor, ProcessSupervisor::Open(sup));
   const bool enforces_memory_limits = supervisor->EnforcesMemoryLimits();
+  std::string no_runtime;
+  std::unique_ptr<ContainerRuntime> runtime = std::move(options.container_runtime);
+  if (runtime == nullptr) {
+    ASSIGN_OR_RETURN(runtime,
+                     OpenContainerRuntime(options.containers, options.data_dir, &no_runtime));
+  }
+  const std::string runtime_text = runtime != nullptr ? runtime->Describe() : no_runtime;
+  auto backend = std::make_unique<ProcessBackend>(std::move(supervisor), std::move(runtime),
+                                                  no_runtime);
+  RETURN_IF_ERROR(backend->RecoverContainers());
   ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
-                   Executor::Start(std::move(options.executor),
-                                   std::make_unique<ProcessBackend>(std::move(supervisor)),
+                   Executor::Start(std::move(options.executor), std::move(backend),
                                    std::move(channel), clock, std::move(api)));
   LOG_INFO("local executor started", "executor", executor->executor_id(), "nodes",
            executor->node_count(), "logs", executor->logs_address(), "memory_limits",
-           enforces_memory_limits ? "enforced (cgroup v2)" : "accounting only");
+           enforces_memory_limits ? "enforced (cgroup v2)" : "accounting only", "containers",
+           runtime_text);
   return executor;
 }
 

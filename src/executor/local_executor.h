@@ -11,8 +11,18 @@
 #include "grpcpp/grpcpp.h"
 #include "src/common/clock.h"
 #include "src/executor/executor.h"
+#include "src/executor/local/container_runtime.h"
 
 namespace regatta::executor {
+
+// executor.containers (docs/operations.md): how runs whose task has an image are run.
+struct ContainerOptions {
+  // "auto": podman where it works, else none; "podman": podman or the executor does not start;
+  // "none": no runtime (a job with an image fails, terminal, and never runs on the host).
+  std::string runtime = "auto";
+  std::string network = "host";  // "host" or "none"
+  std::string pull = "missing";  // "missing", "never" or "always"
+};
 
 struct LocalExecutorOptions {
   // Without nodes the executor offers the machine as one node named after the host; a node
@@ -27,6 +37,9 @@ struct LocalExecutorOptions {
   // fsync run state files (see SupervisorOptions::sync_state); off by default: a crash of the
   // executor process loses nothing without it.
   bool sync_run_state = false;
+  ContainerOptions containers;
+  // Tests inject a runtime (overrides `containers.runtime`).
+  std::unique_ptr<ContainerRuntime> container_runtime;
 };
 
 // The local process executor: an Executor whose runs are processes of this machine, started

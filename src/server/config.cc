@@ -146,6 +146,15 @@ executor:
   logsListen: 127.0.0.1:0
   # Enforce memory limits with cgroup v2 where the machine allows it.
   cgroups: true
+  # Runs whose task has an image run in a container (docs/operations.md, "Containers").
+  containers:
+    # auto: podman where it works here, else none; podman: podman or the executor does not
+    # start; none: a job with an image fails (terminal) and never runs on the host.
+    runtime: auto
+    # host (the container shares the node's network, and its ports are the node's) or none.
+    network: host
+    # When podman pulls an image: missing, never or always.
+    pull: missing
   # fsync each run's state files. Not needed to survive an executor crash (the kernel keeps
   # the files); only a machine crash could lose them, and that ends the runs anyway.
   syncRunState: false
@@ -545,6 +554,26 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
   ASSIGN_OR_RETURN(e.cgroups, Get<bool>(root, "executor.cgroups"));
   ASSIGN_OR_RETURN(e.sync_run_state, Get<bool>(root, "executor.syncRunState"));
   ASSIGN_OR_RETURN(e.discovery_dir, Get<std::string>(root, "executor.discovery.dir"));
+  ASSIGN_OR_RETURN(e.containers.runtime, Get<std::string>(root, "executor.containers.runtime"));
+  if (e.containers.runtime != "auto" && e.containers.runtime != "podman" &&
+      e.containers.runtime != "none") {
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.runtime: \"",
+                                                   e.containers.runtime,
+                                                   "\" (expected auto, podman or none)"));
+  }
+  ASSIGN_OR_RETURN(e.containers.network, Get<std::string>(root, "executor.containers.network"));
+  if (e.containers.network != "host" && e.containers.network != "none") {
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.network: \"",
+                                                   e.containers.network,
+                                                   "\" (expected host or none)"));
+  }
+  ASSIGN_OR_RETURN(e.containers.pull, Get<std::string>(root, "executor.containers.pull"));
+  if (e.containers.pull != "missing" && e.containers.pull != "never" &&
+      e.containers.pull != "always") {
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.pull: \"",
+                                                   e.containers.pull,
+                                                   "\" (expected missing, never or always)"));
+  }
   const YAML::Node nodes = root["executor"]["nodes"];
   if (nodes && !nodes.IsNull() && !nodes.IsSequence()) {
     return absl::InvalidArgumentError("executor.nodes: must be a list");

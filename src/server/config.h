@@ -14,6 +14,7 @@
 #include "src/common/tls/tls.h"
 #include "src/devices/controller/controller.h"
 #include "src/executor/executor.h"
+#include "src/executor/local_executor.h"
 #include "src/executor/simulated_executor.h"
 #include "src/scheduler/scheduler.h"
 #include "src/server/up.h"
@@ -43,6 +44,7 @@ struct ExecutorConfig {
   std::string logs_listen = "127.0.0.1:0";
   bool cgroups = true;
   bool sync_run_state = false;
+  executor::ContainerOptions containers;  // executor.containers
   // executor.discovery.dir: "" (the command's default), "off", or a directory.
   std::string discovery_dir;
   SimulatedConfig simulated;

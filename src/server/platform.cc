@@ -162,6 +162,7 @@ executor::LocalExecutorOptions LocalExecutorOptionsFrom(const ExecutorConfig& co
   e.default_termination_grace = config.termination_grace;
   e.use_cgroups = config.cgroups;
   e.sync_run_state = config.sync_run_state;
+  e.containers = config.containers;
   // Runs see a small, predictable environment, not the server's.
   for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME"}) {
     if (const char* value = std::getenv(name); value != nullptr)

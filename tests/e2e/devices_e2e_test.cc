@@ -478,5 +478,64 @@ TEST_F(DevicesE2eTest, SlotContentionOneRunsTheOtherWaitsAndALostExecutorFreesTh
   EXPECT_FALSE(usage_holder.empty());
 }
 
+constexpr char kKmsgDevice[] = R"(kind: Configuration
+metadata: {name: kmsg}
+spec:
+  discoveryHandler:
+    name: udev
+    discoveryDetails: |
+      udevRules: ['KERNEL=="kmsg", SUBSYSTEM=="mem"']
+  brokerProperties: {GREETING: hello-from-the-configuration}
+  capacity: 1
+)";
+
+// Akri's agent gives a pod its device's specs, mounts and properties; a job with an image
+// gets them in its container: /dev/kmsg is not among podman's default devices.
+TEST_F(DevicesE2eTest, AContainerJobSeesItsClaimedDeviceNodeAndProperties) {
+  if (std::system("command -v podman > /dev/null && command -v runc > /dev/null") != 0) {
+    GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh)";
+  }
+  ASSERT_EQ(std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  NodeProcesses& node = nodes_["node-a"];
+  node.local_handler = std::make_unique<Child>();
+  ASSERT_TRUE(node.local_handler->Start({RegattaBinary(), "dh", "udev", "--dir", node.dir},
+                                        Stderr("dh-udev")));
+  ASSERT_TRUE(node.local_handler->WaitForLine("serving on", std::chrono::seconds(10)));
+  const std::string config = (dir_ / "scratch" / "kmsg.yaml").string();
+  std::ofstream(config) << kKmsgDevice;
+  ASSERT_EQ(Cli({"config", "apply", config}).exit_code, 0);
+  ASSERT_TRUE(WaitForInstances({"kmsg//devices/virtual/mem/kmsg@node-a"}));
+
+  const std::string jobs = (dir_ / "scratch" / "jobs.yaml").string();
+  std::ofstream(jobs) << R"(queue: q
+jobSet: dev
+jobs:
+  - image: localhost/busybox:1.35
+    command: [sh, -c, 'test -c /dev/kmsg && echo "node $REGATTA_DEVICE_NODES $GREETING"']
+    resources: {requests: {cpu: 10m, memory: 16Mi, regatta.dev/kmsg: 1}}
+  - image: localhost/busybox:1.35
+    command: [sh, -c, 'test -e /dev/kmsg && echo visible || echo absent']
+    resources: {requests: {cpu: 10m, memory: 16Mi}}
+)";
+  RunResult submitted = Cli({"submit", jobs, "-o", "json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  json doc = json::parse(submitted.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object() && doc.contains("items")) << submitted.out;
+  const std::string with_device = doc["items"][0].value("jobId", "");
+  const std::string without = doc["items"][1].value("jobId", "");
+  for (const std::string& id : {with_device, without}) {
+    EXPECT_EQ(WaitForState(id, {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"},
+                           std::chrono::seconds(60)),
+              "JOB_STATE_SUCCEEDED")
+        << Cli({"logs", id}).out << Cli({"jobs", "get", id}).out;
+  }
+  EXPECT_EQ(Cli({"logs", with_device}).out, "node /dev/kmsg hello-from-the-configuration\n");
+  EXPECT_EQ(Cli({"logs", without}).out, "absent\n");
+}
+
 }  // namespace
 }  // namespace regatta::testing

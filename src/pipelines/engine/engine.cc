@@ -549,7 +549,7 @@ absl::StatusOr<pb::JobSubmitRequestItem> PipelineEngine::StepJob(const RunDriver
   pb::JobSubmitRequestItem item;
   item.set_client_id(launch.client_id);
   pb::TaskSpec& task = *item.mutable_task();
-  task.set_image(launch.container->image);
+  (*item.mutable_annotations())[kImageAnnotation] = launch.container->image;
   // The job's work directory exists already: the executor need not make one of its own.
   task.set_working_dir(launch.work_dir);
   for (const std::string& arg : launch.argv) task.add_command(arg);

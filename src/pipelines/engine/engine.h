@@ -27,6 +27,10 @@ namespace regatta::pipelines::engine {
 // Labels and annotations of step jobs.
 inline constexpr char kRunLabel[] = "regatta.io/pipeline-run";
 inline constexpr char kTaskAnnotation[] = "regatta.io/pipeline-task";
+// The component's image. Steps run as host processes for now (as kfp.local's SubprocessRunner
+// runs them): their work directories and artifact paths are the host's, which a container
+// would not see until the executor mounts them (docs/pipelines.md, "Where steps run").
+inline constexpr char kImageAnnotation[] = "regatta.io/step-image";
 // The job set of a run's step jobs (and of its run and task events).
 std::string RunJobSet(absl::string_view run_id);
 

@@ -1,0 +1,225 @@
+// End to end: jobs with an image run in a container (podman) from the built binary: the
+// image's files, Kubernetes command/args semantics, memory limits and OOM, a missing image,
+// cancel, kill -9 of the executor, and no runtime. Needs podman and runc (scripts/install-deps.sh);
+// skipped with the reason when they are missing.
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/execution_fixture.h"
+#include "tests/e2e/process.h"
+
+namespace regatta::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kImage[] = "localhost/busybox:1.35";
+
+class ContainersTest : public ExecutionTest {
+ protected:
+  static void SetUpTestSuite() {
+    if (std::system("command -v podman > /dev/null 2>&1 && command -v runc > /dev/null 2>&1") !=
+        0) {
+      skip_reason_ = "podman and runc are not installed (scripts/install-deps.sh installs them)";
+      return;
+    }
+    const std::string build =
+        absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh busybox > /dev/null");
+    if (std::system(build.c_str()) != 0) skip_reason_ = "scripts/test-images.sh busybox failed";
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    ExecutionTest::SetUp();
+  }
+
+  // Containers of a job still known to podman (running or not).
+  std::vector<std::string> ContainersOf(const std::string& job_id) {
+    RunResult r = RunProcess({"/usr/bin/podman", "--runtime", "runc", "--cgroup-manager",
+                              "cgroupfs", "--events-backend", "file", "ps", "--all", "--filter",
+                              absl::StrCat("label=regatta.job-id=", job_id), "--format",
+                              "{{.Names}}"},
+                             (dir_ / "scratch").string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> names;
+    for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipWhitespace())) {
+      names.emplace_back(absl::StripAsciiWhitespace(line));
+    }
+    return names;
+  }
+
+  std::string Logs(const std::string& job_id) { return Cli({"logs", job_id}).out; }
+
+  static std::string skip_reason_;
+};
+std::string ContainersTest::skip_reason_;
+
+TEST_F(ContainersTest, AJobSeesItsImagesFilesWithKubernetesCommandArgsEnvAndWorkingDir) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(absl::StrCat(
+      "queue: q\njobSet: img\njobs:\n"
+      // command replaces the image's ENTRYPOINT; the host's files are not there.
+      "  - image: ", kImage, "\n    command: [sh, -c]\n"
+      "    args: ['cat /etc/regatta-test-image; test -e /usr/bin/apt || echo no-host-apt; "
+      "echo \"$GREETING from $(pwd) as $(id -u) job $REGATTA_JOB_ID\"']\n"
+      "    env: {GREETING: hello}\n    workingDir: /tmp\n"
+      // args alone replace the image's CMD (sh).
+      "  - image: ", kImage, "\n    args: [echo, only-args]\n"
+      // neither: the image's CMD, with stdin closed, exits at once.
+      "  - image: ", kImage, "\n"));
+  ASSERT_EQ(ids.size(), 3u);
+  for (const std::string& id : ids) {
+    EXPECT_EQ(WaitForState(id, "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED") << Logs(id);
+  }
+  EXPECT_EQ(Logs(ids[0]),
+            absl::StrCat("regatta test image\nno-host-apt\nhello from /tmp as 0 job ", ids[0],
+                         "\n"));
+  EXPECT_EQ(Logs(ids[1]), "only-args\n");
+  for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
+}
+
+TEST_F(ContainersTest, ExitCodeAndMemoryLimitOverrunFailWithTheirReasons) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(absl::StrCat(
+      "queue: q\njobSet: fail\njobs:\n"
+      "  - image: ", kImage, "\n    command: [sh, -c, 'echo failing; exit 7']\n"
+      "  - image: ", kImage, "\n"
+      "    command: [sh, -c, 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes; "
+      "head -c 300m /dev/zero | tail > /dev/null']\n"
+      "    resources: {requests: {cpu: 100m, memory: 32Mi}}\n"));
+  ASSERT_EQ(ids.size(), 2u);
+  for (const std::string& id : ids) {
+    EXPECT_EQ(WaitForState(id, "JOB_STATE_FAILED"), "JOB_STATE_FAILED") << Logs(id);
+  }
+  json exit7 = Job(ids[0]);
+  EXPECT_EQ(exit7["error"].value("reason", ""), "ERROR_REASON_CONTAINER_ERROR");
+  EXPECT_EQ(exit7["error"].value("exitCode", 0), 7);
+  EXPECT_EQ(Logs(ids[0]), "failing\n");
+
+  json oom = Job(ids[1]);
+  EXPECT_EQ(oom["error"].value("reason", ""), "ERROR_REASON_OUT_OF_MEMORY") << oom.dump();
+  EXPECT_EQ(oom["error"].value("category", ""), "OutOfMemory");
+  EXPECT_TRUE(oom["error"].value("terminal", false));
+  EXPECT_EQ(oom["runs"].size(), 1u);
+  // The limit is the request (32Mi), enforced by the runtime.
+  EXPECT_THAT(Logs(ids[1]), HasSubstr("33554432"));
+  for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
+}
+
+TEST_F(ContainersTest, AMissingImageFailsTerminallyWithTheRuntimesMessage) {
+  StartServer("up", {"executor.containers.pull=never"});
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(
+      "queue: q\njobSet: m\njobs:\n  - image: localhost/no-such-image:1\n"
+      "    command: [/bin/true]\n");
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_FAILED"), "JOB_STATE_FAILED");
+  json job = Job(ids[0]);
+  EXPECT_EQ(job["error"].value("reason", ""), "ERROR_REASON_CANNOT_EXECUTE") << job.dump();
+  EXPECT_EQ(job["error"].value("category", ""), "ContainerRuntimeError");
+  EXPECT_TRUE(job["error"].value("terminal", false));
+  EXPECT_THAT(job["error"].value("message", ""), HasSubstr("localhost/no-such-image:1"));
+  EXPECT_EQ(job["runs"].size(), 1u);  // terminal: not retried
+}
+
+TEST_F(ContainersTest, WithoutARuntimeAJobWithAnImageFailsAndNeverRunsOnTheHost) {
+  StartServer("up", {"executor.containers.runtime=none"});
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  const std::string marker = (dir_ / "ran-on-host").string();
+  std::vector<std::string> ids = Submit(absl::StrCat(
+      "queue: q\njobSet: n\njobs:\n  - image: ", kImage, "\n    command: [touch, '", marker,
+      "']\n  - command: [/bin/true]\n"));
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_FAILED"), "JOB_STATE_FAILED");
+  json job = Job(ids[0]);
+  EXPECT_EQ(job["error"].value("reason", ""), "ERROR_REASON_CANNOT_EXECUTE");
+  EXPECT_THAT(job["error"].value("message", ""), HasSubstr("needs a container runtime"));
+  EXPECT_THAT(job["error"].value("message", ""), HasSubstr("executor.containers.runtime is none"));
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  // Jobs without an image still run on the host.
+  EXPECT_EQ(WaitForState(ids[1], "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED");
+}
+
+TEST_F(ContainersTest, CancelStopsTheContainerWithinTheGracePeriodAndLeavesNothing) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  // sleep as the container's PID 1 ignores SIGTERM: only the kill after the grace ends it.
+  std::vector<std::string> ids = Submit(absl::StrCat(
+      "queue: q\njobSet: c\njobs:\n  - image: ", kImage,
+      "\n    command: [sleep, '600']\n    terminationGracePeriod: 2s\n"
+      "  - image: ", kImage, "\n    command: [sh, -c, 'trap \"echo got TERM; exit 0\" TERM; "
+      "echo ready; while true; do sleep 0.1; done']\n"));
+  ASSERT_EQ(ids.size(), 2u);
+  for (const std::string& id : ids) {
+    ASSERT_EQ(WaitForState(id, "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
+  }
+  for (int i = 0; i < 100 && (ContainersOf(ids[0]).empty() || Logs(ids[1]) != "ready\n"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(ContainersOf(ids[0]).size(), 1u);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Cli({"cancel", ids[0]}).exit_code, 0);
+  ASSERT_EQ(Cli({"cancel", ids[1]}).exit_code, 0);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_CANCELLED"), "JOB_STATE_CANCELLED");
+  EXPECT_EQ(WaitForState(ids[1], "JOB_STATE_CANCELLED"), "JOB_STATE_CANCELLED");
+  WaitForFirstRunState(ids[0], "RUN_STATE_CANCELLED");
+  WaitForFirstRunState(ids[1], "RUN_STATE_CANCELLED");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(15));
+  // The container that handles SIGTERM got it (Kubernetes' graceful stop).
+  EXPECT_EQ(Logs(ids[1]), "ready\ngot TERM\n");
+  for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
+}
+
+TEST_F(ContainersTest, KillNineOfTheExecutorThenRestartResolvesTheRunAndLeavesNoContainer) {
+  StartServer("server", {"scheduling.executorTimeout=2s"});
+  StartExecutor();
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(absl::StrCat(
+      "queue: q\njobSet: k\njobs:\n  - image: ", kImage,
+      "\n    command: [sh, -c, 'sleep 3; echo done']\n"));
+  ASSERT_EQ(ids.size(), 1u);
+  ASSERT_EQ(WaitForState(ids[0], "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
+  for (int i = 0; i < 100 && ContainersOf(ids[0]).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(ContainersOf(ids[0]).size(), 1u);
+  executor_->Kill(SIGKILL);
+  // The container outlives the executor (podman's conmon keeps it) until the executor returns.
+  EXPECT_EQ(ContainersOf(ids[0]).size(), 1u);
+  StartExecutor();
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED");
+  json job = Job(ids[0]);
+  ASSERT_GE(job["runs"].size(), 2u);
+  EXPECT_NE(job["runs"][0].value("state", ""), "RUN_STATE_SUCCEEDED");
+  EXPECT_EQ(job["runs"].back().value("state", ""), "RUN_STATE_SUCCEEDED");
+  for (int i = 0; i < 50 && !ContainersOf(ids[0]).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(ContainersOf(ids[0]), IsEmpty());
+}
+
+TEST_F(ContainersTest, TheReadmesContainerExampleRuns) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "demo"}).exit_code, 0);
+  RunResult r = Cli({"submit", absl::StrCat(REGATTA_SOURCE_DIR, "/examples/container.yaml"), "-o",
+                     "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object() && doc.contains("items")) << r.out;
+  const std::string id = doc["items"][0].value("jobId", "");
+  EXPECT_EQ(WaitForState(id, "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED") << Logs(id);
+  EXPECT_EQ(Logs(id), "hello from a container: busybox sh, 32 MiB limit\n");
+}
+
+}  // namespace
+}  // namespace regatta::testing
