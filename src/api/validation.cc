@@ -268,10 +268,14 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
 
   const std::string task = absl::StrCat(prefix, ".task");
   const auto& spec = item.task();
-  if (spec.pod_spec_json().empty()) {
+  // With an image, no command means the image's ENTRYPOINT (and CMD), as in Kubernetes.
+  if (spec.pod_spec_json().empty() && spec.image().empty()) {
     if (spec.command().empty()) {
-      return Invalid(absl::StrCat(task, ".command"), "required: the program to run and its args");
+      return Invalid(absl::StrCat(task, ".command"),
+                     "required: the program to run and its args (or an image to run)");
     }
+  }
+  if (!spec.command().empty()) {
     if (spec.command(0).empty()) {
       return Invalid(absl::StrCat(task, ".command[0]"), "the program name is empty");
     }

@@ -99,10 +99,9 @@ class ProcessBackend final : public RunBackend {
     } else {
       if (runtime_ == nullptr) {
         // Never on the host instead: the image's programs are not the host's.
-        return absl::FailedPreconditionError(
-            absl::StrCat("the job's image \"", task.image(),
-                         "\" needs a container runtime, and this executor has none: ",
-                         no_runtime_reason_));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the job's image \"", task.image(),
+            "\" needs a container runtime, and this executor has none: ", no_runtime_reason_));
       }
       ContainerLaunch container;
       container.run_id = lease.run_id();
@@ -210,16 +209,15 @@ class ProcessBackend final : public RunBackend {
       result.error.set_reason(regatta::v1::ERROR_REASON_CANNOT_EXECUTE);
       result.error.set_category("ContainerRuntimeError");
       result.error.set_terminal(true);
-      result.error.set_message(absl::StrCat(runtime_->Describe(),
-                                            " could not start the container: ",
-                                            RuntimeMessage(result.run_id)));
+      result.error.set_message(absl::StrCat(
+          runtime_->Describe(), " could not start the container: ", RuntimeMessage(result.run_id)));
     } else if (runtime_->EndedOutOfMemory(result.run_id, result.exit_code, memory_limit)) {
       result.error.set_reason(regatta::v1::ERROR_REASON_OUT_OF_MEMORY);
       result.error.set_category("OutOfMemory");
       result.error.set_terminal(true);
-      result.error.set_message(absl::StrCat(
-          "the container was killed for using more than its memory limit of ", memory_limit,
-          " bytes (exit code ", result.exit_code, ")"));
+      result.error.set_message(
+          absl::StrCat("the container was killed for using more than its memory limit of ",
+                       memory_limit, " bytes (exit code ", result.exit_code, ")"));
     }
   }
 
@@ -254,9 +252,8 @@ absl::StatusOr<std::unique_ptr<ContainerRuntime>> OpenContainerRuntime(
     return nullptr;
   }
   if (options.runtime != "auto" && options.runtime != "podman") {
-    return absl::InvalidArgumentError(absl::StrCat("executor.containers.runtime: \"",
-                                                   options.runtime,
-                                                   "\" (expected auto, podman or none)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "executor.containers.runtime: \"", options.runtime, "\" (expected auto, podman or none)"));
   }
   PodmanOptions podman;
   podman.network = options.network;
@@ -317,8 +314,8 @@ absl::StatusOr<std::unique_ptr<Executor>> StartLocalExecutor(LocalExecutorOption
                      OpenContainerRuntime(options.containers, options.data_dir, &no_runtime));
   }
   const std::string runtime_text = runtime != nullptr ? runtime->Describe() : no_runtime;
-  auto backend = std::make_unique<ProcessBackend>(std::move(supervisor), std::move(runtime),
-                                                  no_runtime);
+  auto backend =
+      std::make_unique<ProcessBackend>(std::move(supervisor), std::move(runtime), no_runtime);
   RETURN_IF_ERROR(backend->RecoverContainers());
   ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                    Executor::Start(std::move(options.executor), std::move(backend),

@@ -563,9 +563,8 @@ absl::Status LoadExecutor(const YAML::Node& root, ServerConfig& c) {
   }
   ASSIGN_OR_RETURN(e.containers.network, Get<std::string>(root, "executor.containers.network"));
   if (e.containers.network != "host" && e.containers.network != "none") {
-    return absl::InvalidArgumentError(absl::StrCat("executor.containers.network: \"",
-                                                   e.containers.network,
-                                                   "\" (expected host or none)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "executor.containers.network: \"", e.containers.network, "\" (expected host or none)"));
   }
   ASSIGN_OR_RETURN(e.containers.pull, Get<std::string>(root, "executor.containers.pull"));
   if (e.containers.pull != "missing" && e.containers.pull != "never" &&

@@ -42,11 +42,11 @@ class ContainersTest : public ExecutionTest {
 
   // Containers of a job still known to podman (running or not).
   std::vector<std::string> ContainersOf(const std::string& job_id) {
-    RunResult r = RunProcess({"/usr/bin/podman", "--runtime", "runc", "--cgroup-manager",
-                              "cgroupfs", "--events-backend", "file", "ps", "--all", "--filter",
-                              absl::StrCat("label=regatta.job-id=", job_id), "--format",
-                              "{{.Names}}"},
-                             (dir_ / "scratch").string());
+    RunResult r =
+        RunProcess({"/usr/bin/podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs",
+                    "--events-backend", "file", "ps", "--all", "--filter",
+                    absl::StrCat("label=regatta.job-id=", job_id), "--format", "{{.Names}}"},
+                   (dir_ / "scratch").string());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> names;
     for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipWhitespace())) {
@@ -67,21 +67,25 @@ TEST_F(ContainersTest, AJobSeesItsImagesFilesWithKubernetesCommandArgsEnvAndWork
   std::vector<std::string> ids = Submit(absl::StrCat(
       "queue: q\njobSet: img\njobs:\n"
       // command replaces the image's ENTRYPOINT; the host's files are not there.
-      "  - image: ", kImage, "\n    command: [sh, -c]\n"
+      "  - image: ",
+      kImage,
+      "\n    command: [sh, -c]\n"
       "    args: ['cat /etc/regatta-test-image; test -e /usr/bin/apt || echo no-host-apt; "
       "echo \"$GREETING from $(pwd) as $(id -u) job $REGATTA_JOB_ID\"']\n"
       "    env: {GREETING: hello}\n    workingDir: /tmp\n"
       // args alone replace the image's CMD (sh).
-      "  - image: ", kImage, "\n    args: [echo, only-args]\n"
+      "  - image: ",
+      kImage,
+      "\n    args: [echo, only-args]\n"
       // neither: the image's CMD, with stdin closed, exits at once.
-      "  - image: ", kImage, "\n"));
+      "  - image: ",
+      kImage, "\n"));
   ASSERT_EQ(ids.size(), 3u);
   for (const std::string& id : ids) {
     EXPECT_EQ(WaitForState(id, "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED") << Logs(id);
   }
-  EXPECT_EQ(Logs(ids[0]),
-            absl::StrCat("regatta test image\nno-host-apt\nhello from /tmp as 0 job ", ids[0],
-                         "\n"));
+  EXPECT_EQ(Logs(ids[0]), absl::StrCat("regatta test image\nno-host-apt\nhello from /tmp as 0 job ",
+                                       ids[0], "\n"));
   EXPECT_EQ(Logs(ids[1]), "only-args\n");
   for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
 }
@@ -89,13 +93,17 @@ TEST_F(ContainersTest, AJobSeesItsImagesFilesWithKubernetesCommandArgsEnvAndWork
 TEST_F(ContainersTest, ExitCodeAndMemoryLimitOverrunFailWithTheirReasons) {
   StartServer("up");
   ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
-  std::vector<std::string> ids = Submit(absl::StrCat(
-      "queue: q\njobSet: fail\njobs:\n"
-      "  - image: ", kImage, "\n    command: [sh, -c, 'echo failing; exit 7']\n"
-      "  - image: ", kImage, "\n"
-      "    command: [sh, -c, 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes; "
-      "head -c 300m /dev/zero | tail > /dev/null']\n"
-      "    resources: {requests: {cpu: 100m, memory: 32Mi}}\n"));
+  std::vector<std::string> ids =
+      Submit(absl::StrCat("queue: q\njobSet: fail\njobs:\n"
+                          "  - image: ",
+                          kImage,
+                          "\n    command: [sh, -c, 'echo failing; exit 7']\n"
+                          "  - image: ",
+                          kImage,
+                          "\n"
+                          "    command: [sh, -c, 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes; "
+                          "head -c 300m /dev/zero | tail > /dev/null']\n"
+                          "    resources: {requests: {cpu: 100m, memory: 32Mi}}\n"));
   ASSERT_EQ(ids.size(), 2u);
   for (const std::string& id : ids) {
     EXPECT_EQ(WaitForState(id, "JOB_STATE_FAILED"), "JOB_STATE_FAILED") << Logs(id);
@@ -135,9 +143,9 @@ TEST_F(ContainersTest, WithoutARuntimeAJobWithAnImageFailsAndNeverRunsOnTheHost)
   StartServer("up", {"executor.containers.runtime=none"});
   ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
   const std::string marker = (dir_ / "ran-on-host").string();
-  std::vector<std::string> ids = Submit(absl::StrCat(
-      "queue: q\njobSet: n\njobs:\n  - image: ", kImage, "\n    command: [touch, '", marker,
-      "']\n  - command: [/bin/true]\n"));
+  std::vector<std::string> ids =
+      Submit(absl::StrCat("queue: q\njobSet: n\njobs:\n  - image: ", kImage,
+                          "\n    command: [touch, '", marker, "']\n  - command: [/bin/true]\n"));
   ASSERT_EQ(ids.size(), 2u);
   EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_FAILED"), "JOB_STATE_FAILED");
   json job = Job(ids[0]);
@@ -153,11 +161,13 @@ TEST_F(ContainersTest, CancelStopsTheContainerWithinTheGracePeriodAndLeavesNothi
   StartServer("up");
   ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
   // sleep as the container's PID 1 ignores SIGTERM: only the kill after the grace ends it.
-  std::vector<std::string> ids = Submit(absl::StrCat(
-      "queue: q\njobSet: c\njobs:\n  - image: ", kImage,
-      "\n    command: [sleep, '600']\n    terminationGracePeriod: 2s\n"
-      "  - image: ", kImage, "\n    command: [sh, -c, 'trap \"echo got TERM; exit 0\" TERM; "
-      "echo ready; while true; do sleep 0.1; done']\n"));
+  std::vector<std::string> ids =
+      Submit(absl::StrCat("queue: q\njobSet: c\njobs:\n  - image: ", kImage,
+                          "\n    command: [sleep, '600']\n    terminationGracePeriod: 2s\n"
+                          "  - image: ",
+                          kImage,
+                          "\n    command: [sh, -c, 'trap \"echo got TERM; exit 0\" TERM; "
+                          "echo ready; while true; do sleep 0.1; done']\n"));
   ASSERT_EQ(ids.size(), 2u);
   for (const std::string& id : ids) {
     ASSERT_EQ(WaitForState(id, "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
@@ -184,9 +194,9 @@ TEST_F(ContainersTest, KillNineOfTheExecutorThenRestartResolvesTheRunAndLeavesNo
   StartServer("server", {"scheduling.executorTimeout=2s"});
   StartExecutor();
   ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
-  std::vector<std::string> ids = Submit(absl::StrCat(
-      "queue: q\njobSet: k\njobs:\n  - image: ", kImage,
-      "\n    command: [sh, -c, 'sleep 3; echo done']\n"));
+  std::vector<std::string> ids =
+      Submit(absl::StrCat("queue: q\njobSet: k\njobs:\n  - image: ", kImage,
+                          "\n    command: [sh, -c, 'sleep 3; echo done']\n"));
   ASSERT_EQ(ids.size(), 1u);
   ASSERT_EQ(WaitForState(ids[0], "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
   for (int i = 0; i < 100 && ContainersOf(ids[0]).empty(); ++i) {
@@ -211,8 +221,8 @@ TEST_F(ContainersTest, KillNineOfTheExecutorThenRestartResolvesTheRunAndLeavesNo
 TEST_F(ContainersTest, TheReadmesContainerExampleRuns) {
   StartServer("up");
   ASSERT_EQ(Cli({"queue", "create", "demo"}).exit_code, 0);
-  RunResult r = Cli({"submit", absl::StrCat(REGATTA_SOURCE_DIR, "/examples/container.yaml"), "-o",
-                     "json"});
+  RunResult r =
+      Cli({"submit", absl::StrCat(REGATTA_SOURCE_DIR, "/examples/container.yaml"), "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json doc = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(doc.is_object() && doc.contains("items")) << r.out;

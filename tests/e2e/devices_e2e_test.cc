@@ -495,9 +495,9 @@ TEST_F(DevicesE2eTest, AContainerJobSeesItsClaimedDeviceNodeAndProperties) {
   if (std::system("command -v podman > /dev/null && command -v runc > /dev/null") != 0) {
     GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh)";
   }
-  ASSERT_EQ(std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null").c_str()),
+      0);
   ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
   ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
   NodeProcesses& node = nodes_["node-a"];
@@ -528,9 +528,9 @@ jobs:
   const std::string with_device = doc["items"][0].value("jobId", "");
   const std::string without = doc["items"][1].value("jobId", "");
   for (const std::string& id : {with_device, without}) {
-    EXPECT_EQ(WaitForState(id, {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"},
-                           std::chrono::seconds(60)),
-              "JOB_STATE_SUCCEEDED")
+    EXPECT_EQ(
+        WaitForState(id, {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, std::chrono::seconds(60)),
+        "JOB_STATE_SUCCEEDED")
         << Cli({"logs", id}).out << Cli({"jobs", "get", id}).out;
   }
   EXPECT_EQ(Cli({"logs", with_device}).out, "node /dev/kmsg hello-from-the-configuration\n");

@@ -109,8 +109,8 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return absl::DeadlineExceededError(absl::StrCat("'", argv[0], "' ran longer than ",
-                                                    absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(
+        absl::StrCat("'", argv[0], "' ran longer than ", absl::FormatDuration(timeout)));
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;

@@ -12,7 +12,7 @@
 namespace regatta::executor::local {
 
 struct CommandOutput {
-  int exit_code = 0;  // 128 + signal if it was killed
+  int exit_code = 0;   // 128 + signal if it was killed
   std::string output;  // stdout and stderr interleaved, at most `max_output` bytes
 };
 

@@ -40,8 +40,8 @@ struct ContainerLaunch {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
-  std::string working_dir;  // empty: the image's
-  std::string user;         // "uid[:gid]"; empty: the image's
+  std::string working_dir;         // empty: the image's
+  std::string user;                // "uid[:gid]"; empty: the image's
   int64_t memory_limit_bytes = 0;  // 0: none
   int64_t cpu_limit_milli = 0;     // 0: none
   std::vector<ContainerMount> mounts;

@@ -29,7 +29,8 @@ bool HavePodman() {
 class PodmanRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HavePodman()) GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh)";
+    if (!HavePodman())
+      GTEST_SKIP() << "podman and runc are not installed (scripts/install-deps.sh)";
     dir_ = std::filesystem::path(::testing::TempDir()) /
            absl::StrCat("podman-test-", getpid(), "-",
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -173,9 +174,9 @@ absl::StatusOr<local::CommandOutput> RunIt(const ContainerRuntime::Command& comm
 }
 
 TEST_F(PodmanRuntimeTest, APodRunsItsInitContainersFirstAndSharesItsEmptyDir) {
-  ASSERT_EQ(std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null").c_str()),
+      0);
   auto container = [](const std::string& name, const std::string& script) {
     ContainerLaunch c;
     c.name = name;
@@ -227,9 +228,9 @@ TEST_F(PodmanRuntimeTest, APodRunsItsInitContainersFirstAndSharesItsEmptyDir) {
 }
 
 TEST_F(PodmanRuntimeTest, TheForegroundCommandRunsTheContainerAndPassesItsExitCode) {
-  ASSERT_EQ(std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh > /dev/null").c_str()),
+      0);
   ContainerLaunch launch;
   launch.run_id = absl::StrCat("unit-run-", getpid());
   launch.image = "localhost/busybox:1.35";

@@ -150,16 +150,16 @@ std::string PodmanRuntime::ContainerName(absl::string_view run_id) {
 
 absl::StatusOr<std::unique_ptr<PodmanRuntime>> PodmanRuntime::Open(PodmanOptions options) {
   if (options.network != "host" && options.network != "none") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "executor.containers.network: \"", options.network, "\" (expected host or none)"));
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.network: \"",
+                                                   options.network, "\" (expected host or none)"));
   }
   if (options.pull != "missing" && options.pull != "never" && options.pull != "always") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "executor.containers.pull: \"", options.pull, "\" (expected missing, never or always)"));
+    return absl::InvalidArgumentError(absl::StrCat("executor.containers.pull: \"", options.pull,
+                                                   "\" (expected missing, never or always)"));
   }
   if (options.owner.empty() || !std::all_of(options.owner.begin(), options.owner.end(), NameChar)) {
-    return absl::InvalidArgumentError(absl::StrCat("podman owner label \"", options.owner,
-                                                   "\": expected [A-Za-z0-9._-]+"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("podman owner label \"", options.owner, "\": expected [A-Za-z0-9._-]+"));
   }
   const std::string podman =
       local::FindInPath(options.podman_path.empty() ? "podman" : options.podman_path);
@@ -174,7 +174,8 @@ absl::StatusOr<std::unique_ptr<PodmanRuntime>> PodmanRuntime::Open(PodmanOptions
   // crun (podman's default in Debian 12) refuses machines with hybrid cgroups; runc works on
   // both v1 and v2, so it is used wherever it is installed.
   if (!local::FindInPath("runc").empty()) runtime->oci_runtime_ = "runc";
-  struct rlimit files {}, procs{};
+  struct rlimit files {
+  }, procs{};
   ::getrlimit(RLIMIT_NOFILE, &files);
   ::getrlimit(RLIMIT_NPROC, &procs);
   // podman's defaults (nofile 1048576) fail without CAP_SYS_RESOURCE, and podman lowers its own
@@ -188,8 +189,8 @@ absl::StatusOr<std::unique_ptr<PodmanRuntime>> PodmanRuntime::Open(PodmanOptions
   const std::string conf = absl::StrCat(runtime->options_.files_dir, "/containers.conf");
   RETURN_IF_ERROR(WritePrivateFile(
       conf, absl::StrCat("# Written by the Regatta executor at each start.\n[containers]\n",
-                         "default_ulimits = [\"nofile=", nofile, ":", nofile, "\", \"nproc=",
-                         nproc, ":", nproc, "\"]\n")));
+                         "default_ulimits = [\"nofile=", nofile, ":", nofile, "\", \"nproc=", nproc,
+                         ":", nproc, "\"]\n")));
   runtime->conf_env_ = absl::StrCat("CONTAINERS_CONF=", conf);
   if (!runtime->options_.cgroup_dir.empty()) {
     std::string own = OwnCgroup(&runtime->cgroup_v1_);
@@ -198,8 +199,7 @@ absl::StatusOr<std::unique_ptr<PodmanRuntime>> PodmanRuntime::Open(PodmanOptions
   }
 
   std::vector<std::string> info = runtime->GlobalArguments();
-  info.insert(info.end(),
-              {"info", "--format", "{{.Version.Version}} {{.Host.CgroupsVersion}}"});
+  info.insert(info.end(), {"info", "--format", "{{.Version.Version}} {{.Host.CgroupsVersion}}"});
   ASSIGN_OR_RETURN(local::CommandOutput probe,
                    local::RunCommand(info, kProbeTimeout, 1 << 20, {runtime->conf_env_}));
   if (probe.exit_code != 0) {
@@ -209,10 +209,10 @@ absl::StatusOr<std::unique_ptr<PodmanRuntime>> PodmanRuntime::Open(PodmanOptions
   }
   std::vector<std::string> words =
       absl::StrSplit(absl::StripAsciiWhitespace(probe.output), ' ', absl::SkipEmpty());
-  runtime->description_ = absl::StrCat(
-      "podman ", words.empty() ? "?" : words[0], " (",
-      runtime->oci_runtime_.empty() ? "default OCI runtime" : runtime->oci_runtime_,
-      words.size() > 1 ? absl::StrCat(", cgroup ", words[1]) : "", ")");
+  runtime->description_ =
+      absl::StrCat("podman ", words.empty() ? "?" : words[0], " (",
+                   runtime->oci_runtime_.empty() ? "default OCI runtime" : runtime->oci_runtime_,
+                   words.size() > 1 ? absl::StrCat(", cgroup ", words[1]) : "", ")");
   return runtime;
 }
 
@@ -236,9 +236,9 @@ std::string PodmanRuntime::RunDir(absl::string_view run_id) const {
 std::vector<std::string> PodmanRuntime::RunArguments(const ContainerLaunch& launch,
                                                      const std::string& env_file,
                                                      absl::string_view pod) const {
-  std::vector<std::string> args = {"run", "--rm", "--name",
-                                   pod.empty() ? ContainerName(launch.run_id)
-                                               : absl::StrCat(pod, "-", launch.name)};
+  std::vector<std::string> args = {
+      "run", "--rm", "--name",
+      pod.empty() ? ContainerName(launch.run_id) : absl::StrCat(pod, "-", launch.name)};
   for (const std::string& label : Labels(launch.run_id, launch.job_id, launch.queue)) {
     args.insert(args.end(), {"--label", label});
   }
@@ -260,8 +260,7 @@ std::vector<std::string> PodmanRuntime::RunArguments(const ContainerLaunch& laun
     args.insert(args.end(), {"--memory", bytes, "--memory-swap", bytes});
   }
   if (launch.cpu_limit_milli > 0) {
-    args.insert(args.end(),
-                {"--cpus", absl::StrFormat("%.3f", launch.cpu_limit_milli / 1000.0)});
+    args.insert(args.end(), {"--cpus", absl::StrFormat("%.3f", launch.cpu_limit_milli / 1000.0)});
   }
   if (!launch.working_dir.empty()) args.insert(args.end(), {"--workdir", launch.working_dir});
   if (!launch.user.empty()) args.insert(args.end(), {"--user", launch.user});
@@ -278,12 +277,12 @@ std::vector<std::string> PodmanRuntime::RunArguments(const ContainerLaunch& laun
                                                       mount.read_only ? ":ro" : "")});
   }
   for (const ContainerDevice& device : launch.devices) {
-    args.insert(args.end(),
-                {"--device", absl::StrCat(device.host_path, ":",
-                                          device.container_path.empty() ? device.host_path
-                                                                        : device.container_path,
-                                          ":", device.permissions.empty() ? "rwm"
-                                                                          : device.permissions)});
+    args.insert(
+        args.end(),
+        {"--device",
+         absl::StrCat(device.host_path, ":",
+                      device.container_path.empty() ? device.host_path : device.container_path, ":",
+                      device.permissions.empty() ? "rwm" : device.permissions)});
   }
   if (!launch.command.empty()) {
     args.insert(args.end(), {"--entrypoint", nlohmann::json(launch.command).dump()});
@@ -295,9 +294,8 @@ std::vector<std::string> PodmanRuntime::RunArguments(const ContainerLaunch& laun
 
 std::vector<std::string> PodmanRuntime::Labels(absl::string_view run_id, absl::string_view job_id,
                                                absl::string_view queue) const {
-  return {absl::StrCat("regatta.owner=", options_.owner),
-          absl::StrCat("regatta.run-id=", run_id), absl::StrCat("regatta.job-id=", job_id),
-          absl::StrCat("regatta.queue=", queue)};
+  return {absl::StrCat("regatta.owner=", options_.owner), absl::StrCat("regatta.run-id=", run_id),
+          absl::StrCat("regatta.job-id=", job_id), absl::StrCat("regatta.queue=", queue)};
 }
 
 std::string PodmanRuntime::EmptyDirPath(absl::string_view run_id, absl::string_view volume) const {
@@ -373,12 +371,11 @@ absl::StatusOr<ContainerRuntime::Command> PodmanRuntime::PreparePod(const PodLau
   // (each forwards it to its container) and the trap stops the pod with the grace; the pod is
   // removed however the script ends, except by SIGKILL, after which the executor removes it.
   std::string script = absl::StrCat(
-      "# Written by the Regatta executor for run ", pod.run_id, ".\n", "set -u\n",
-      "podman() { ", podman, " \"$@\"; }\n", "pod=", ShellQuote(name), "\n",
+      "# Written by the Regatta executor for run ", pod.run_id, ".\n", "set -u\n", "podman() { ",
+      podman, " \"$@\"; }\n", "pod=", ShellQuote(name), "\n",
       "finish() { podman pod rm --force --ignore --time 0 \"$pod\" > /dev/null 2>&1; exit \"$1\"; "
       "}\n",
-      "trap 'podman pod stop --ignore --time ", grace,
-      " \"$pod\" > /dev/null 2>&1' TERM INT\n",
+      "trap 'podman pod stop --ignore --time ", grace, " \"$pod\" > /dev/null 2>&1' TERM INT\n",
       // A wait interrupted by the trap returns > 128 while the child still runs: wait again.
       "wait_for() { while :; do wait \"$1\"; r=$?; if [ \"$r\" -le 128 ] || ! kill -0 \"$1\" "
       "2> /dev/null; then return \"$r\"; fi; done; }\n",
@@ -471,9 +468,9 @@ absl::Status PodmanRuntime::CleanUpRun(absl::string_view run_id, bool container_
 
 absl::StatusOr<std::vector<std::string>> PodmanRuntime::ListRunIds() const {
   std::vector<std::string> ps = GlobalArguments();
-  ps.insert(ps.end(), {"ps", "--all", "--filter",
-                       absl::StrCat("label=regatta.owner=", options_.owner), "--format",
-                       "{{index .Labels \"regatta.run-id\"}}"});
+  ps.insert(ps.end(),
+            {"ps", "--all", "--filter", absl::StrCat("label=regatta.owner=", options_.owner),
+             "--format", "{{index .Labels \"regatta.run-id\"}}"});
   ASSIGN_OR_RETURN(local::CommandOutput out,
                    local::RunCommand(ps, kProbeTimeout, 1 << 20, {conf_env_}));
   if (out.exit_code != 0) {

@@ -2,8 +2,8 @@
 #define REGATTA_SRC_EXECUTOR_LOCAL_PODMAN_PODMAN_RUNTIME_H_
 
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -70,8 +70,8 @@ class PodmanRuntime final : public ContainerRuntime {
                                            absl::string_view file_name) const;
 
   PodmanOptions options_;
-  std::string oci_runtime_;     // "runc", or empty for podman's default
-  std::string cgroup_base_;     // the executor's own cgroup path + cgroup_dir, or empty
+  std::string oci_runtime_;  // "runc", or empty for podman's default
+  std::string cgroup_base_;  // the executor's own cgroup path + cgroup_dir, or empty
   bool cgroup_v1_ = true;
   std::string conf_env_;  // CONTAINERS_CONF=<the private containers.conf>
   std::string description_;
