@@ -163,7 +163,8 @@ absl::Status CheckNoUnknownFields(const google::protobuf::Message& message,
   std::vector<const google::protobuf::FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
   for (const auto* field : fields) {
-    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE || field->is_map()) {
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE ||
+        field->is_map()) {
       continue;
     }
     const std::string child = absl::StrCat(path, ".", field->json_name());
@@ -236,8 +237,8 @@ absl::Status CheckPorts(const Container& c, const std::string& path, PodContext&
                      absl::StrCat("\"", Abbreviate(port.name()),
                                   "\" is not a port name (1-15 characters of a-z, 0-9 and '-')"));
     }
-    const std::string key = absl::StrCat(port.container_port(), "/",
-                                         port.protocol().empty() ? "TCP" : port.protocol());
+    const std::string key =
+        absl::StrCat(port.container_port(), "/", port.protocol().empty() ? "TCP" : port.protocol());
     auto [it, inserted] = pod.host_ports.try_emplace(key, field);
     if (!inserted) {
       return Invalid(absl::StrCat(field, ".containerPort"),
@@ -329,8 +330,8 @@ absl::Status CheckContainer(const Container& c, const std::string& path, PodCont
 
 absl::Status CheckVolumes(const PodSpec& spec, const std::string& pod_path, PodContext& pod) {
   static const std::set<std::string> kHostPathTypes = {
-      "",     "DirectoryOrCreate", "Directory",  "FileOrCreate",
-      "File", "Socket",            "CharDevice", "BlockDevice"};
+      "",       "DirectoryOrCreate", "Directory",  "FileOrCreate", "File",
+      "Socket", "CharDevice",        "BlockDevice"};
   for (int i = 0; i < spec.volumes_size(); ++i) {
     const auto& volume = spec.volumes(i);
     const std::string field = absl::StrCat(pod_path, ".volumes[", i, "]");
@@ -395,8 +396,8 @@ absl::Status CheckPodTask(const JobSubmitRequestItem& item, absl::string_view ta
   RETURN_IF_ERROR(CheckTolerations(spec.tolerations(), pod_path));
   const auto& node_affinity = spec.affinity().node_affinity();
   if (node_affinity.has_required_during_scheduling_ignored_during_execution()) {
-    const std::string required =
-        absl::StrCat(pod_path, ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    const std::string required = absl::StrCat(
+        pod_path, ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
     const auto& terms =
         node_affinity.required_during_scheduling_ignored_during_execution().node_selector_terms();
     if (terms.empty()) {

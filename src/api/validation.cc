@@ -8,9 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/api/validation_internal.h"
 #include "src/common/error_text.h"
 #include "src/common/resources.h"
-#include "src/api/validation_internal.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::api {
@@ -156,8 +156,7 @@ absl::Status CheckNodeSelectorTerms(
   for (int t = 0; t < terms.size(); ++t) {
     for (int e = 0; e < terms[t].match_expressions_size(); ++e) {
       const auto& req = terms[t].match_expressions(e);
-      std::string path =
-          absl::StrCat(terms_field, "[", t, "].", expressions_name, "[", e, "]");
+      std::string path = absl::StrCat(terms_field, "[", t, "].", expressions_name, "[", e, "]");
       if (req.key().empty()) return Invalid(absl::StrCat(path, ".key"), "required");
       if (!kOps.count(req.operator_())) {
         return Invalid(absl::StrCat(path, ".operator"),
@@ -266,8 +265,8 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
   }
   RETURN_IF_ERROR(CheckNoControlChars(item.client_id(), absl::StrCat(prefix, ".client_id")));
   if (!item.priority_class().empty()) {
-    RETURN_IF_ERROR(
-        internal::CheckPriorityClass(item.priority_class(), absl::StrCat(prefix, ".priority_class"), policy));
+    RETURN_IF_ERROR(internal::CheckPriorityClass(item.priority_class(),
+                                                 absl::StrCat(prefix, ".priority_class"), policy));
   }
   RETURN_IF_ERROR(CheckStringMap(item.labels(), absl::StrCat(prefix, ".labels")));
   // Annotation values are bounded by the job spec size only.
@@ -291,9 +290,9 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
   RETURN_IF_ERROR(internal::CheckResources(spec.resources(), absl::StrCat(task, ".resources")));
   RETURN_IF_ERROR(CheckStringMap(spec.node_selector(), absl::StrCat(task, ".node_selector")));
   RETURN_IF_ERROR(internal::CheckTolerations(spec.tolerations(), task));
-  RETURN_IF_ERROR(internal::CheckNodeSelectorTerms(spec.node_affinity().required_terms(),
-                                                   absl::StrCat(task, ".node_affinity.required_terms"),
-                                                   "match_expressions"));
+  RETURN_IF_ERROR(internal::CheckNodeSelectorTerms(
+      spec.node_affinity().required_terms(), absl::StrCat(task, ".node_affinity.required_terms"),
+      "match_expressions"));
   RETURN_IF_ERROR(CheckDuration(spec.active_deadline(), absl::StrCat(task, ".active_deadline"),
                                 kMaxActiveDeadlineSeconds));
   RETURN_IF_ERROR(CheckDuration(spec.termination_grace_period(),
@@ -435,8 +434,8 @@ absl::Status ValidatePriorityClassFilter(
     const google::protobuf::RepeatedPtrField<std::string>& priority_classes,
     const SubmitPolicy& policy) {
   for (int i = 0; i < priority_classes.size(); ++i) {
-    RETURN_IF_ERROR(
-        internal::CheckPriorityClass(priority_classes[i], absl::StrCat("priority_classes[", i, "]"), policy));
+    RETURN_IF_ERROR(internal::CheckPriorityClass(
+        priority_classes[i], absl::StrCat("priority_classes[", i, "]"), policy));
   }
   return absl::OkStatus();
 }

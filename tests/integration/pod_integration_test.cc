@@ -96,9 +96,8 @@ TEST_F(PodIntegrationTest, GrpcSubmitKeepsThePodAndDerivesTheRequest) {
 
 TEST_F(PodIntegrationTest, RestSubmitKeepsThePodAndDerivesTheRequest) {
   ASSERT_TRUE(CreateQueue("pods").ok());
-  json body = {{"queue", "pods"},
-               {"jobSet", "s"},
-               {"items", json::array({{{"task", {{"podSpec", PodSpecJson()}}}}})}};
+  json item = {{"task", {{"podSpec", PodSpecJson()}}}};
+  json body = {{"queue", "pods"}, {"jobSet", "s"}, {"items", json::array({item})}};
   HttpReply reply = Post("/v1/jobs:submit", body);
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json submitted = json::parse(reply.body);
@@ -107,7 +106,7 @@ TEST_F(PodIntegrationTest, RestSubmitKeepsThePodAndDerivesTheRequest) {
   ExpectDerived(JobOf(id));
 
   // The REST view of the job has the pod under Kubernetes' names.
-  reply = Post("/v1/jobs:details", {{"jobIds", {id}}, {"expandSpec", true}});
+  reply = Post("/v1/jobs:details", {{"jobIds", json::array({id})}, {"expandSpec", true}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json job = json::parse(reply.body)["jobs"][id]["job"];
   EXPECT_EQ(job["task"]["podSpec"]["initContainers"][0]["name"], "setup") << reply.body;
@@ -137,8 +136,11 @@ jobs:
           resources: {requests: {cpu: 1}}
           volumeMounts: [{name: scratch, mountPath: /scratch}]
 )";
-  std::vector<std::string> args = {"--server", platform_->grpc_address(), "--user", "alice",
-                                   "--password", "alice-pw", "--timeout", "60s", "submit", path};
+  std::vector<std::string> args = {"--server",   platform_->grpc_address(),
+                                   "--user",     "alice",
+                                   "--password", "alice-pw",
+                                   "--timeout",  "60s",
+                                   "submit",     path};
   std::istringstream in;
   std::ostringstream out, err;
   // The server refuses the mount; the CLI points at the line in the file.

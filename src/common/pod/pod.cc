@@ -56,22 +56,22 @@ PodSpec PodOf(const TaskSpec& task) {
   if (task.has_pod_spec()) return task.pod_spec();
   PodSpec pod;
   pod.set_restart_policy("Never");
-  Container* main = pod.add_containers();
-  main->set_name(std::string(kMainContainerName));
-  main->set_image(task.image());
-  *main->mutable_command() = task.command();
-  *main->mutable_args() = task.args();
-  main->set_working_dir(task.working_dir());
+  Container* container = pod.add_containers();
+  container->set_name(std::string(kMainContainerName));
+  container->set_image(task.image());
+  *container->mutable_command() = task.command();
+  *container->mutable_args() = task.args();
+  container->set_working_dir(task.working_dir());
   // Map order is unspecified: sorted, so that the same task always gives the same pod.
   std::vector<std::pair<std::string, std::string>> env(task.env().begin(), task.env().end());
   env.insert(env.end(), task.secret_env().begin(), task.secret_env().end());
   std::sort(env.begin(), env.end());
   for (const auto& [name, value] : env) {
-    auto* var = main->add_env();
+    auto* var = container->add_env();
     var->set_name(name);
     var->set_value(value);
   }
-  if (task.has_resources()) *main->mutable_resources() = task.resources();
+  if (task.has_resources()) *container->mutable_resources() = task.resources();
   if (task.active_deadline().seconds() > 0 || task.active_deadline().nanos() > 0) {
     pod.set_active_deadline_seconds(CeilSeconds(task.active_deadline()));
   }
@@ -143,8 +143,8 @@ std::string UnsupportedFieldProblem(const google::protobuf::Descriptor* descript
       supported.push_back(descriptor->field(i)->json_name());
     }
   }
-  return absl::StrCat("not supported by Regatta's pod model (supported: ",
-                      absl::StrJoin(supported, ", "), ")");
+  return absl::StrCat(
+      "not supported by Regatta's pod model (supported: ", absl::StrJoin(supported, ", "), ")");
 }
 
 }  // namespace regatta::pod

@@ -36,7 +36,10 @@ TEST(PodOfTest, FlatTaskBecomesOneContainerNamedMain) {
     env { key: "A" value: "1" }
     secret_env { key: "TOKEN" value: "s3cret" }
     working_dir: "/work"
-    resources { requests { key: "cpu" value: "1" } limits { key: "cpu" value: "1" } }
+    resources {
+      requests { key: "cpu" value: "1" }
+      limits { key: "cpu" value: "1" }
+    }
     node_selector { key: "zone" value: "a" }
     tolerations { key: "gpu" operator: "Exists" }
     node_affinity { required_terms { match_expressions { key: "k" operator: "Exists" } } }
@@ -98,7 +101,10 @@ TEST(EffectiveRequestsTest, SumOfContainersMaxedWithEachInitContainer) {
   const auto pod = Parse<PodSpec>(R"pb(
     init_containers {
       name: "setup"
-      resources { requests { key: "cpu" value: "3" } requests { key: "memory" value: "64Mi" } }
+      resources {
+        requests { key: "cpu" value: "3" }
+        requests { key: "memory" value: "64Mi" }
+      }
     }
     init_containers {
       name: "fetch"
@@ -106,7 +112,10 @@ TEST(EffectiveRequestsTest, SumOfContainersMaxedWithEachInitContainer) {
     }
     containers {
       name: "a"
-      resources { requests { key: "cpu" value: "1" } requests { key: "memory" value: "1Gi" } }
+      resources {
+        requests { key: "cpu" value: "1" }
+        requests { key: "memory" value: "1Gi" }
+      }
     }
     containers {
       name: "b"
@@ -118,12 +127,17 @@ TEST(EffectiveRequestsTest, SumOfContainersMaxedWithEachInitContainer) {
       }
     }
   )pb");
-  EXPECT_THAT(AsText(EffectiveRequests(pod)),
-              ElementsAre(Pair("cpu", "3"), Pair("memory", "2Gi")));
+  EXPECT_THAT(AsText(EffectiveRequests(pod)), ElementsAre(Pair("cpu", "3"), Pair("memory", "2Gi")));
 
   const auto no_init = Parse<PodSpec>(R"pb(
-    containers { name: "a" resources { requests { key: "cpu" value: "1" } } }
-    containers { name: "b" resources { requests { key: "cpu" value: "250m" } } }
+    containers {
+      name: "a"
+      resources { requests { key: "cpu" value: "1" } }
+    }
+    containers {
+      name: "b"
+      resources { requests { key: "cpu" value: "250m" } }
+    }
   )pb");
   EXPECT_THAT(AsText(EffectiveRequests(no_init)), ElementsAre(Pair("cpu", "1250m")));
   EXPECT_TRUE(EffectiveRequests(PodSpec()).empty());
@@ -131,7 +145,10 @@ TEST(EffectiveRequestsTest, SumOfContainersMaxedWithEachInitContainer) {
 
 TEST(ContainerRequestsTest, RequestWinsOverLimitAndLimitFillsIn) {
   const auto c = Parse<regatta::v1::Container>(R"pb(
-    resources { requests { key: "cpu" value: "1" } limits { key: "memory" value: "1Gi" } }
+    resources {
+      requests { key: "cpu" value: "1" }
+      limits { key: "memory" value: "1Gi" }
+    }
   )pb");
   EXPECT_THAT(AsText(ContainerRequests(c)), ElementsAre(Pair("cpu", "1"), Pair("memory", "1Gi")));
 }
