@@ -305,14 +305,7 @@ absl::Status CheckContainer(const Container& c, const std::string& path, PodCont
   RETURN_IF_ERROR(CheckName(c.image(), image, kMaxPathBytes));
   RETURN_IF_ERROR(
       CheckOneOf(c.image_pull_policy(), kPullPolicies, absl::StrCat(path, ".imagePullPolicy")));
-  for (int i = 0; i < c.command_size(); ++i) {
-    const std::string field = absl::StrCat(path, ".command[", i, "]");
-    if (i == 0) RETURN_IF_ERROR(CheckName(c.command(0), field, kMaxPathBytes));
-    RETURN_IF_ERROR(CheckNoNul(c.command(i), field));
-  }
-  for (int i = 0; i < c.args_size(); ++i) {
-    RETURN_IF_ERROR(CheckNoNul(c.args(i), absl::StrCat(path, ".args[", i, "]")));
-  }
+  RETURN_IF_ERROR(CheckArgv(c.command(), c.args(), path));
   RETURN_IF_ERROR(CheckName(c.working_dir(), absl::StrCat(path, ".workingDir"), kMaxPathBytes));
   RETURN_IF_ERROR(CheckEnv(c, path));
   RETURN_IF_ERROR(CheckPorts(c, path, pod));

@@ -194,6 +194,20 @@ absl::Status CheckPriorityClass(absl::string_view name, absl::string_view field,
                                      "\" (known: ", absl::StrJoin(known, ", "), ")"));
 }
 
+absl::Status CheckArgv(const google::protobuf::RepeatedPtrField<std::string>& command,
+                       const google::protobuf::RepeatedPtrField<std::string>& args,
+                       absl::string_view path) {
+  for (int i = 0; i < command.size(); ++i) {
+    const std::string field = absl::StrCat(path, ".command[", i, "]");
+    if (i == 0) RETURN_IF_ERROR(CheckName(command[0], field, kMaxPathBytes));
+    RETURN_IF_ERROR(CheckNoNul(command[i], field));
+  }
+  for (int i = 0; i < args.size(); ++i) {
+    RETURN_IF_ERROR(CheckNoNul(args[i], absl::StrCat(path, ".args[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace internal
 namespace {
 
@@ -213,14 +227,7 @@ using regatta::v1::SubmitJobsRequest;
 absl::Status CheckProcess(const regatta::v1::TaskSpec& spec, absl::string_view task) {
   RETURN_IF_ERROR(CheckName(spec.image(), absl::StrCat(task, ".image"), kMaxPathBytes));
   RETURN_IF_ERROR(CheckName(spec.working_dir(), absl::StrCat(task, ".working_dir"), kMaxPathBytes));
-  for (int i = 0; i < spec.command_size(); ++i) {
-    const std::string field = absl::StrCat(task, ".command[", i, "]");
-    if (i == 0) RETURN_IF_ERROR(CheckName(spec.command(0), field, kMaxPathBytes));
-    RETURN_IF_ERROR(CheckNoNul(spec.command(i), field));
-  }
-  for (int i = 0; i < spec.args_size(); ++i) {
-    RETURN_IF_ERROR(CheckNoNul(spec.args(i), absl::StrCat(task, ".args[", i, "]")));
-  }
+  RETURN_IF_ERROR(internal::CheckArgv(spec.command(), spec.args(), task));
   for (const auto& [key, value] : spec.env()) {
     const std::string entry = Entry(absl::StrCat(task, ".env"), key);
     if (key.empty() || key.find('=') != std::string::npos || HasControlChar(key)) {

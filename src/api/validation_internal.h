@@ -29,6 +29,12 @@ absl::Status CheckNoNul(absl::string_view text, absl::string_view field);
 // Bounded length and no control characters.
 absl::Status CheckName(absl::string_view text, absl::string_view field, size_t max_bytes);
 
+// What reaches exec(): no NUL in "path.command[i]" and "path.args[i]", no control characters in
+// the program.
+absl::Status CheckArgv(const google::protobuf::RepeatedPtrField<std::string>& command,
+                       const google::protobuf::RepeatedPtrField<std::string>& args,
+                       absl::string_view path);
+
 struct MapRules {
   size_t max_value_bytes = kMaxLabelValueBytes;
   // Annotations may hold multi-line text; labels and selectors may not.
