@@ -8,15 +8,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/api/validation_internal.h"
 #include "src/common/error_text.h"
 #include "src/common/resources.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::api {
-namespace {
-
-using regatta::v1::JobSubmitRequestItem;
-using regatta::v1::SubmitJobsRequest;
+namespace internal {
 
 absl::Status Invalid(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
@@ -60,14 +58,8 @@ absl::Status CheckName(absl::string_view text, absl::string_view field, size_t m
   return CheckNoControlChars(text, field);
 }
 
-struct MapRules {
-  size_t max_value_bytes = kMaxLabelValueBytes;
-  // Annotations may hold multi-line text; labels and selectors may not.
-  bool multi_line_values = false;
-};
-
 absl::Status CheckStringMap(const google::protobuf::Map<std::string, std::string>& map,
-                            absl::string_view field, MapRules rules = {}) {
+                            absl::string_view field, MapRules rules) {
   for (const auto& [key, value] : map) {
     if (key.empty()) return Invalid(field, "empty key");
     const std::string entry = Entry(field, key);
@@ -130,10 +122,12 @@ absl::Status CheckResources(const regatta::v1::ResourceRequirements& resources,
   return absl::OkStatus();
 }
 
-absl::Status CheckTolerations(const JobSubmitRequestItem& item, absl::string_view field) {
+absl::Status CheckTolerations(
+    const google::protobuf::RepeatedPtrField<regatta::v1::Toleration>& tolerations,
+    absl::string_view field) {
   static const std::set<std::string> kEffects = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
-  for (int t = 0; t < item.task().tolerations_size(); ++t) {
-    const auto& tol = item.task().tolerations(t);
+  for (int t = 0; t < tolerations.size(); ++t) {
+    const auto& tol = tolerations[t];
     std::string path = absl::StrCat(field, ".tolerations[", t, "]");
     if (tol.operator_() != "" && tol.operator_() != "Equal" && tol.operator_() != "Exists") {
       return Invalid(
@@ -155,14 +149,14 @@ absl::Status CheckTolerations(const JobSubmitRequestItem& item, absl::string_vie
   return absl::OkStatus();
 }
 
-absl::Status CheckAffinity(const JobSubmitRequestItem& item, absl::string_view field) {
+absl::Status CheckNodeSelectorTerms(
+    const google::protobuf::RepeatedPtrField<regatta::v1::NodeSelectorTerm>& terms,
+    absl::string_view terms_field, absl::string_view expressions_name) {
   static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-  const auto& terms = item.task().node_affinity().required_terms();
   for (int t = 0; t < terms.size(); ++t) {
     for (int e = 0; e < terms[t].match_expressions_size(); ++e) {
       const auto& req = terms[t].match_expressions(e);
-      std::string path =
-          absl::StrCat(field, ".node_affinity.required_terms[", t, "].match_expressions[", e, "]");
+      std::string path = absl::StrCat(terms_field, "[", t, "].", expressions_name, "[", e, "]");
       if (req.key().empty()) return Invalid(absl::StrCat(path, ".key"), "required");
       if (!kOps.count(req.operator_())) {
         return Invalid(absl::StrCat(path, ".operator"),
@@ -200,19 +194,40 @@ absl::Status CheckPriorityClass(absl::string_view name, absl::string_view field,
                                      "\" (known: ", absl::StrJoin(known, ", "), ")"));
 }
 
+absl::Status CheckArgv(const google::protobuf::RepeatedPtrField<std::string>& command,
+                       const google::protobuf::RepeatedPtrField<std::string>& args,
+                       absl::string_view path) {
+  for (int i = 0; i < command.size(); ++i) {
+    const std::string field = absl::StrCat(path, ".command[", i, "]");
+    if (i == 0) RETURN_IF_ERROR(CheckName(command[0], field, kMaxPathBytes));
+    RETURN_IF_ERROR(CheckNoNul(command[i], field));
+  }
+  for (int i = 0; i < args.size(); ++i) {
+    RETURN_IF_ERROR(CheckNoNul(args[i], absl::StrCat(path, ".args[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+namespace {
+
+using internal::CheckDuration;
+using internal::CheckLength;
+using internal::CheckName;
+using internal::CheckNoControlChars;
+using internal::CheckNoNul;
+using internal::CheckStringMap;
+using internal::Entry;
+using internal::Invalid;
+using regatta::v1::JobSubmitRequestItem;
+using regatta::v1::SubmitJobsRequest;
+
 // What the executor hands to exec(): no NUL anywhere, no control characters in the program,
 // the image, the working directory or variable names.
 absl::Status CheckProcess(const regatta::v1::TaskSpec& spec, absl::string_view task) {
   RETURN_IF_ERROR(CheckName(spec.image(), absl::StrCat(task, ".image"), kMaxPathBytes));
   RETURN_IF_ERROR(CheckName(spec.working_dir(), absl::StrCat(task, ".working_dir"), kMaxPathBytes));
-  for (int i = 0; i < spec.command_size(); ++i) {
-    const std::string field = absl::StrCat(task, ".command[", i, "]");
-    if (i == 0) RETURN_IF_ERROR(CheckName(spec.command(0), field, kMaxPathBytes));
-    RETURN_IF_ERROR(CheckNoNul(spec.command(i), field));
-  }
-  for (int i = 0; i < spec.args_size(); ++i) {
-    RETURN_IF_ERROR(CheckNoNul(spec.args(i), absl::StrCat(task, ".args[", i, "]")));
-  }
+  RETURN_IF_ERROR(internal::CheckArgv(spec.command(), spec.args(), task));
   for (const auto& [key, value] : spec.env()) {
     const std::string entry = Entry(absl::StrCat(task, ".env"), key);
     if (key.empty() || key.find('=') != std::string::npos || HasControlChar(key)) {
@@ -257,8 +272,8 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
   }
   RETURN_IF_ERROR(CheckNoControlChars(item.client_id(), absl::StrCat(prefix, ".client_id")));
   if (!item.priority_class().empty()) {
-    RETURN_IF_ERROR(
-        CheckPriorityClass(item.priority_class(), absl::StrCat(prefix, ".priority_class"), policy));
+    RETURN_IF_ERROR(internal::CheckPriorityClass(item.priority_class(),
+                                                 absl::StrCat(prefix, ".priority_class"), policy));
   }
   RETURN_IF_ERROR(CheckStringMap(item.labels(), absl::StrCat(prefix, ".labels")));
   // Annotation values are bounded by the job spec size only.
@@ -268,23 +283,25 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
 
   const std::string task = absl::StrCat(prefix, ".task");
   const auto& spec = item.task();
-  // With an image, no command means the image's ENTRYPOINT (and CMD), as in Kubernetes.
-  if (spec.pod_spec_json().empty() && spec.image().empty()) {
-    if (spec.command().empty()) {
+  if (spec.has_pod_spec()) {
+    RETURN_IF_ERROR(internal::CheckPodTask(item, task, policy));
+  } else {
+    // With an image, no command means the image's ENTRYPOINT (and CMD), as in Kubernetes.
+    if (spec.command().empty() && spec.image().empty()) {
       return Invalid(absl::StrCat(task, ".command"),
                      "required: the program to run and its args (or an image to run)");
     }
-  }
-  if (!spec.command().empty()) {
-    if (spec.command(0).empty()) {
+    if (!spec.command().empty() && spec.command(0).empty()) {
       return Invalid(absl::StrCat(task, ".command[0]"), "the program name is empty");
     }
   }
   RETURN_IF_ERROR(CheckProcess(spec, task));
-  RETURN_IF_ERROR(CheckResources(spec.resources(), absl::StrCat(task, ".resources")));
+  RETURN_IF_ERROR(internal::CheckResources(spec.resources(), absl::StrCat(task, ".resources")));
   RETURN_IF_ERROR(CheckStringMap(spec.node_selector(), absl::StrCat(task, ".node_selector")));
-  RETURN_IF_ERROR(CheckTolerations(item, task));
-  RETURN_IF_ERROR(CheckAffinity(item, task));
+  RETURN_IF_ERROR(internal::CheckTolerations(spec.tolerations(), task));
+  RETURN_IF_ERROR(internal::CheckNodeSelectorTerms(
+      spec.node_affinity().required_terms(), absl::StrCat(task, ".node_affinity.required_terms"),
+      "match_expressions"));
   RETURN_IF_ERROR(CheckDuration(spec.active_deadline(), absl::StrCat(task, ".active_deadline"),
                                 kMaxActiveDeadlineSeconds));
   RETURN_IF_ERROR(CheckDuration(spec.termination_grace_period(),
@@ -332,7 +349,7 @@ absl::Status CheckGangs(const SubmitJobsRequest& request) {
                                   item.gang().cardinality(), " but items[", it->second.first_index,
                                   "] says ", first.gang().cardinality()));
     }
-    if (first.priority_class() != item.priority_class()) {
+    if (internal::PriorityClassOf(first) != internal::PriorityClassOf(item)) {
       return Invalid(absl::StrCat(prefix, ".priority_class"),
                      absl::StrCat("gang \"", Abbreviate(item.gang().id()),
                                   "\" members must share one priority class"));
@@ -411,11 +428,13 @@ void NormalizeResources(regatta::v1::TaskSpec& task, const SubmitPolicy& policy)
 }  // namespace
 
 void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy) {
+  internal::DerivePodTask(*item.mutable_task(), *item.mutable_priority_class());
   if (item.priority_class().empty()) item.set_priority_class(policy.default_priority_class);
   NormalizeResources(*item.mutable_task(), policy);
 }
 
 void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy) {
+  internal::DerivePodTask(*job.mutable_task(), *job.mutable_priority_class());
   if (job.priority_class().empty()) job.set_priority_class(policy.default_priority_class);
   NormalizeResources(*job.mutable_task(), policy);
 }
@@ -424,8 +443,8 @@ absl::Status ValidatePriorityClassFilter(
     const google::protobuf::RepeatedPtrField<std::string>& priority_classes,
     const SubmitPolicy& policy) {
   for (int i = 0; i < priority_classes.size(); ++i) {
-    RETURN_IF_ERROR(
-        CheckPriorityClass(priority_classes[i], absl::StrCat("priority_classes[", i, "]"), policy));
+    RETURN_IF_ERROR(internal::CheckPriorityClass(
+        priority_classes[i], absl::StrCat("priority_classes[", i, "]"), policy));
   }
   return absl::OkStatus();
 }

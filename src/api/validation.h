@@ -60,7 +60,11 @@ absl::Status ValidateSubmitRequest(const regatta::v1::SubmitJobsRequest& request
                                    const SubmitPolicy& policy);
 
 // Fills what the server defaults: requests = limits when only one side is given (in canonical
-// quantity notation), default resources, default priority class. Call after validation.
+// quantity notation), default resources, default priority class. A pod-spec task first gets
+// what the scheduler reads from its pod spec: resources = the pod's effective request (the
+// larger of the containers' sum and each init container's), node selector, tolerations, node
+// affinity, deadline, grace period and priority class where the pod sets them; the pod spec is
+// kept whole. Call after validation.
 void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy);
 // The same for a job built from a request item (the submit path copies each item once, into
 // its job, and normalizes there).

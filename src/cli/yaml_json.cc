@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "src/common/bounded_parse.h"
+#include "src/common/pod/pod.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::cli {
@@ -271,6 +272,10 @@ absl::Status UnknownFieldError(absl::string_view path, absl::string_view name,
         best = candidate;
       }
     }
+  }
+  // A Kubernetes field outside the pod model, not a typo: say what the model has instead.
+  if (best.empty() && candidates.size() == 1 && pod::IsPodModelMessage(candidates[0])) {
+    return FieldError(JoinPath(path, name), pod::UnsupportedFieldProblem(candidates[0]));
   }
   std::string problem = absl::StrCat("unknown field \"", name, "\"");
   if (!best.empty()) absl::StrAppend(&problem, " (did you mean \"", best, "\"?)");

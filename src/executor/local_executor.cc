@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,10 +15,17 @@
 #include "src/common/secrets/sealer.h"
 #include "src/common/status_macros.h"
 #include "src/executor/local/podman/podman_runtime.h"
+#include "src/executor/pod_launch.h"
 #include "src/executor/local/process_supervisor.h"
 
 namespace regatta::executor {
 namespace {
+
+
+// A task with an image or a pod spec runs in containers, never on the host.
+bool InContainer(const regatta::v1::TaskSpec& task) {
+  return task.has_pod_spec() || !task.image().empty();
+}
 
 absl::Duration DurationOf(const google::protobuf::Duration& d) {
   return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
@@ -39,7 +47,7 @@ class ProcessBackend final : public RunBackend {
     recovered_ = supervisor_->TakeRecovered();
     for (RecoveredRun& run : recovered_) {
       regatta::v1::JobRunLease lease;
-      if (!lease.ParseFromString(run.metadata) || lease.job().task().image().empty()) continue;
+      if (!lease.ParseFromString(run.metadata) || !InContainer(lease.job().task())) continue;
       if (runtime_ != nullptr) {
         ClassifyContainerResult(MemoryLimitOf(lease.job()), run.result);
         (void)runtime_->CleanUpRun(run.run_id, /*container_may_remain=*/true);
@@ -65,8 +73,7 @@ class ProcessBackend final : public RunBackend {
     const regatta::v1::TaskSpec& task = job.task();
     RunLaunch launch;
     launch.run_id = lease.run_id();
-    std::vector<std::pair<std::string, std::string>> env;
-    for (const auto& [k, v] : task.env()) env.emplace_back(k, v);
+    std::vector<std::pair<std::string, std::string>> secret_env;
     for (const auto& [k, v] : task.secret_env()) {
       // The server opens secret values in the lease; one still sealed did not open there.
       if (secrets::IsSealed(v)) {
@@ -74,8 +81,10 @@ class ProcessBackend final : public RunBackend {
             absl::StrCat("secret_env ", k, ": the server could not open it (sealed with key \"",
                          secrets::SealedKeyId(v), "\"; see the server's log)"));
       }
-      env.emplace_back(k, v);
+      secret_env.emplace_back(k, v);
     }
+    // What Regatta adds to the job's own environment.
+    std::vector<std::pair<std::string, std::string>> env;
     env.emplace_back("REGATTA_JOB_ID", job.id());
     env.emplace_back("REGATTA_RUN_ID", lease.run_id());
     env.emplace_back("REGATTA_QUEUE", job.queue());
@@ -86,48 +95,46 @@ class ProcessBackend final : public RunBackend {
     if (task.has_termination_grace_period()) {
       launch.termination_grace = DurationOf(task.termination_grace_period());
     }
-    const int64_t memory_limit = MemoryLimitOf(job);
-    if (task.image().empty()) {
+    if (!InContainer(task)) {
       for (const std::string& arg : task.command()) launch.argv.push_back(arg);
       for (const std::string& arg : task.args()) launch.argv.push_back(arg);
       if (launch.argv.empty()) {
         return absl::FailedPreconditionError("the job has no command to run");
       }
-      launch.env = std::move(env);
+      for (const auto& [k, v] : task.env()) launch.env.emplace_back(k, v);
+      for (const auto& [k, v] : secret_env) launch.env.emplace_back(k, v);
+      for (auto& entry : env) launch.env.push_back(std::move(entry));
       launch.working_dir = task.working_dir();
-      launch.memory_limit_bytes = memory_limit;
+      launch.memory_limit_bytes = MemoryLimitOf(job);
     } else {
       if (runtime_ == nullptr) {
         // Never on the host instead: the image's programs are not the host's.
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the job's image \"", task.image(),
-            "\" needs a container runtime, and this executor has none: ", no_runtime_reason_));
+        const std::string image = task.has_pod_spec() ? "of its pod" : task.image();
+        return absl::FailedPreconditionError(
+            absl::StrCat("the job's image \"", image,
+                         "\" needs a container runtime, and this executor has none: ",
+                         no_runtime_reason_));
       }
-      ContainerLaunch container;
-      container.run_id = lease.run_id();
-      container.job_id = job.id();
-      container.queue = job.queue();
-      container.image = task.image();
-      container.command.assign(task.command().begin(), task.command().end());
-      container.args.assign(task.args().begin(), task.args().end());
-      container.env = std::move(env);
-      container.working_dir = task.working_dir();
-      // Requests are limits (as in Armada): the runtime enforces them.
-      container.memory_limit_bytes = memory_limit;
-      container.cpu_limit_milli = RequestsOf(job).Get(ResourceNames::kCpu).milli();
-      for (const regatta::v1::LeasedDevice& device : lease.devices()) {
-        for (const v0::DeviceSpec& spec : device.device_specs()) {
-          container.devices.push_back(
-              {spec.host_path(), spec.container_path(), spec.permissions()});
-        }
-        for (const v0::Mount& mount : device.mounts()) {
-          container.mounts.push_back(
-              {mount.host_path(), mount.container_path(), mount.read_only()});
-        }
+      // The flat task is a one-container pod (its env and secret_env included, see PodOf).
+      absl::StatusOr<PodLaunch> pod = PodLaunchOf(lease, env);
+      if (!pod.ok()) return absl::FailedPreconditionError(pod.status().message());
+      int64_t memory_limit = 0;
+      for (const ContainerLaunch& c : pod->containers) memory_limit += c.memory_limit_bytes;
+      // One container alone needs no pod (a podman pod costs an infra container).
+      absl::StatusOr<ContainerRuntime::Command> command =
+          pod->init_containers.empty() && pod->containers.size() == 1
+              ? runtime_->PrepareRun(pod->containers[0])
+              : runtime_->PreparePod(*pod);
+      if (!command.ok()) return command.status();
+      if (task.has_pod_spec() && task.pod_spec().has_termination_grace_period_seconds()) {
+        // The pod's own grace; 0 (kill at once) is 1 ms here, as a zero grace means "the
+        // default" to the supervisor.
+        launch.termination_grace =
+            std::max(absl::Seconds(task.pod_spec().termination_grace_period_seconds()),
+                     absl::Milliseconds(1));
       }
-      ASSIGN_OR_RETURN(ContainerRuntime::Command command, runtime_->PrepareRun(container));
-      launch.argv = std::move(command.argv);
-      launch.env = std::move(command.env);
+      launch.argv = std::move(command->argv);
+      launch.env = std::move(command->env);
       absl::MutexLock lock(&mu_);
       container_runs_[lease.run_id()] = memory_limit;
     }
@@ -136,7 +143,7 @@ class ProcessBackend final : public RunBackend {
     kept.mutable_job()->mutable_task()->clear_secret_env();
     launch.metadata = kept.SerializeAsString();
     absl::Status started = supervisor_->Start(launch);
-    if (!started.ok() && !task.image().empty() && !absl::IsAlreadyExists(started)) {
+    if (!started.ok() && InContainer(task) && !absl::IsAlreadyExists(started)) {
       (void)runtime_->CleanUpRun(lease.run_id(), false);
       absl::MutexLock lock(&mu_);
       container_runs_.erase(lease.run_id());

@@ -231,5 +231,66 @@ TEST_F(ContainersTest, TheReadmesContainerExampleRuns) {
   EXPECT_EQ(Logs(id), "hello from a container: busybox sh, 32 MiB limit\n");
 }
 
+TEST_F(ContainersTest, APodRunsItsInitContainerThenItsContainersSharingAnEmptyDir) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  std::vector<std::string> ids = Submit(R"(queue: q
+jobSet: pods
+jobs:
+  - podSpec:
+      terminationGracePeriodSeconds: 2
+      volumes: [{name: shared, emptyDir: {}}]
+      initContainers:
+        - name: seed
+          image: localhost/busybox:1.35
+          command: [sh, -c, 'echo seeded > /data/seed']
+          volumeMounts: [{name: shared, mountPath: /data}]
+      containers:
+        - name: reader
+          image: localhost/busybox:1.35
+          command: [sh, -c, 'cat /data/seed; echo "pod $POD_NAME on $NODE"']
+          env:
+            - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+            - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+          volumeMounts: [{name: shared, mountPath: /data}]
+          resources: {requests: {cpu: 100m, memory: 32Mi}}
+        - name: writer
+          image: localhost/busybox:1.35
+          command: [sh, -c, 'test -f /data/seed && echo writer-saw-seed']
+          volumeMounts: [{name: shared, mountPath: /data, readOnly: true}]
+  - podSpec:
+      containers:
+        - {name: good, image: localhost/busybox:1.35, command: [sh, -c, 'exit 0']}
+        - {name: bad, image: localhost/busybox:1.35, command: [sh, -c, 'sleep 0.3; exit 3']}
+)");
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_SUCCEEDED"), "JOB_STATE_SUCCEEDED") << Logs(ids[0]);
+  const std::string log = Logs(ids[0]);
+  EXPECT_THAT(log, HasSubstr("seeded\n"));
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("pod regatta-", ids[0], " on ")));
+  EXPECT_THAT(log, HasSubstr("writer-saw-seed\n"));
+  // The pod fails when one of its containers does, with that container's exit code.
+  EXPECT_EQ(WaitForState(ids[1], "JOB_STATE_FAILED"), "JOB_STATE_FAILED") << Logs(ids[1]);
+  EXPECT_EQ(Job(ids[1])["error"].value("exitCode", 0), 3);
+  for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
+}
+
+TEST_F(ContainersTest, APodFieldOutsideTheSubsetIsRefusedNamingItsPath) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  RunResult r = Cli({"submit", "-"}, R"(queue: q
+jobSet: bad
+jobs:
+  - podSpec:
+      containers:
+        - name: main
+          image: localhost/busybox:1.35
+          securityContext: {privileged: true}
+)");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("podSpec.containers[0].securityContext.privileged"));
+  EXPECT_THAT(r.err, HasSubstr("not supported"));
+}
+
 }  // namespace
 }  // namespace regatta::testing

@@ -8,7 +8,9 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
 #include "src/common/bounded_parse.h"
+#include "src/common/pod/pod.h"
 
 namespace regatta::rest {
 namespace {
@@ -160,6 +162,54 @@ absl::Status SetMapEntry(const std::string& key, const std::string& value,
   return absl::OkStatus();
 }
 
+std::string JoinKey(const std::string& path, const std::string& key) {
+  return path.empty() ? key : absl::StrCat(path, ".", key);
+}
+
+// The first key of `value` that no field of `descriptor` has, as "PATH: problem" in the names
+// the body used ("items[0].task.podSpec.volumes[0].persistentVolumeClaim"); empty when there is
+// none. Protobuf's own message names neither the path nor, for the pod model, what is
+// supported instead.
+std::string FindUnknownField(const nlohmann::json& value, const pb::Descriptor* descriptor,
+                             const std::string& path) {
+  if (!value.is_object()) return "";
+  for (const auto& [key, child] : value.items()) {
+    const pb::FieldDescriptor* field = FindField(descriptor, key);
+    const std::string at = JoinKey(path, key);
+    if (field == nullptr) {
+      return absl::StrCat(at, ": ",
+                          pod::IsPodModelMessage(descriptor)
+                              ? pod::UnsupportedFieldProblem(descriptor)
+                              : absl::StrCat("unknown field \"", key, "\""));
+    }
+    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (field->is_map()) {
+      const pb::FieldDescriptor* map_value = field->message_type()->map_value();
+      if (map_value->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || !child.is_object()) {
+        continue;
+      }
+      for (const auto& [entry_key, entry] : child.items()) {
+        std::string found = FindUnknownField(entry, map_value->message_type(),
+                                             absl::StrCat(at, "[", entry_key, "]"));
+        if (!found.empty()) return found;
+      }
+      continue;
+    }
+    const pb::Descriptor* type = field->message_type();
+    if (type->file()->package() == "google.protobuf") continue;  // well-known types
+    if (field->is_repeated() && child.is_array()) {
+      for (size_t i = 0; i < child.size(); ++i) {
+        std::string found = FindUnknownField(child[i], type, absl::StrCat(at, "[", i, "]"));
+        if (!found.empty()) return found;
+      }
+      continue;
+    }
+    std::string found = FindUnknownField(child, type, at);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::Status JsonToProto(absl::string_view json, pb::Message* message) {
@@ -178,6 +228,12 @@ absl::Status JsonToProto(absl::string_view json, pb::Message* message) {
   const auto status =
       pb::util::JsonStringToMessage(pb::StringPiece(json.data(), json.size()), message, options);
   if (!status.ok()) {
+    // Only on failure: parsing the body twice would slow every large submit.
+    const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (!parsed.is_discarded()) {
+      std::string unknown = FindUnknownField(parsed, message->GetDescriptor(), "");
+      if (!unknown.empty()) return absl::InvalidArgumentError(unknown);
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "invalid JSON for ", message->GetDescriptor()->full_name(), ": ", ToStd(status.message())));
   }

@@ -71,8 +71,11 @@ TEST(ValidateSubmitTest, EmptyCommandNamesItemIndex) {
 }
 
 TEST(ValidateSubmitTest, PodSpecStandsInForCommand) {
-  EXPECT_TRUE(
-      ValidateSubmitRequest(Request("items { task { pod_spec_json: '{}' } }"), Policy()).ok());
+  EXPECT_TRUE(ValidateSubmitRequest(
+                  Request("items { task { pod_spec { containers { name: 'main' image: 'busybox' "
+                          "} } } }"),
+                  Policy())
+                  .ok());
 }
 
 TEST(ValidateSubmitTest, BadQuantityNamesResource) {

@@ -11,6 +11,7 @@
 #include "regatta/v1/event_service.pb.h"
 #include "regatta/v1/job_service.pb.h"
 #include "regatta/v1/queue_service.pb.h"
+#include "regatta/v1/submit_service.pb.h"
 #include "src/api/rest/errors.h"
 #include "src/api/rest/gateway.h"
 #include "src/api/rest/proto_json.h"
@@ -285,6 +286,22 @@ TEST(JsonToProtoTest, ParsesCamelAndSnakeAndRejectsUnknownFields) {
   EXPECT_EQ(JsonToProto(R"([1,2])", &queue).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(JsonToProto(R"({"priorityFactor":"high"})", &queue).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(JsonToProtoTest, UnknownFieldsAreNamedByTheirPath) {
+  v1::SubmitJobsRequest submit;
+  absl::Status s = JsonToProto(
+      R"({"queue":"q","items":[{"task":{"command":["x"]}},
+          {"labels":{"a":"b"},"task":{"pod_spec":{"containers":[{"name":"c",
+           "securityContext":{"runAsUser":0,"privileged":true}}]}}}]})",
+      &submit);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  // The path as the body spelled it; for the pod model, what it supports instead.
+  EXPECT_EQ(s.message(),
+            "items[1].task.pod_spec.containers[0].securityContext.privileged: not supported by "
+            "Regatta's pod model (supported: runAsUser, runAsGroup)");
+  s = JsonToProto(R"({"items":[{"task":{"comand":["x"]}}]})", &submit);
+  EXPECT_EQ(s.message(), "items[0].task.comand: unknown field \"comand\"");
 }
 
 TEST(ProtoToJsonTest, PrintsDefaultsAndEnumNames) {
