@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the container images the tests use, offline, once (each is kept in podman's store):
 #   localhost/busybox:1.35   from Debian's busybox-static (about 1 s)
-# Usage: scripts/test-images.sh [busybox]
+# Usage: scripts/test-images.sh [busybox|probe]
+#   probe: builds busybox, then runs one container of it as the executor would (runc, cgroupfs);
+#          exits non-zero saying why when this machine cannot run containers (tests then skip).
 set -euo pipefail
 want="${1:-busybox}"
 
@@ -32,7 +34,20 @@ build_busybox() {
   echo "test-images: built $image"
 }
 
+probe() {
+  command -v podman > /dev/null || { echo "test-images: podman is not installed" >&2; exit 3; }
+  command -v runc > /dev/null || { echo "test-images: runc is not installed" >&2; exit 3; }
+  build_busybox
+  local out
+  if ! out=$(podman_cmd run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+      localhost/busybox:1.35 /bin/true 2>&1); then
+    echo "test-images: podman cannot run a container here: $out" >&2
+    exit 4
+  fi
+}
+
 case "$want" in
   busybox) build_busybox ;;
+  probe) probe ;;
   *) echo "test-images: unknown image '$want'" >&2; exit 2 ;;
 esac
