@@ -15,12 +15,11 @@
 #include "src/common/secrets/sealer.h"
 #include "src/common/status_macros.h"
 #include "src/executor/local/podman/podman_runtime.h"
-#include "src/executor/pod_launch.h"
 #include "src/executor/local/process_supervisor.h"
+#include "src/executor/pod_launch.h"
 
 namespace regatta::executor {
 namespace {
-
 
 // A task with an image or a pod spec runs in containers, never on the host.
 bool InContainer(const regatta::v1::TaskSpec& task) {
@@ -109,11 +108,11 @@ class ProcessBackend final : public RunBackend {
     } else {
       if (runtime_ == nullptr) {
         // Never on the host instead: the image's programs are not the host's.
-        const std::string image = task.has_pod_spec() ? "of its pod" : task.image();
-        return absl::FailedPreconditionError(
-            absl::StrCat("the job's image \"", image,
-                         "\" needs a container runtime, and this executor has none: ",
-                         no_runtime_reason_));
+        const std::string what = task.has_pod_spec()
+                                     ? std::string("the job's pod")
+                                     : absl::StrCat("the job's image \"", task.image(), "\"");
+        return absl::FailedPreconditionError(absl::StrCat(
+            what, " needs a container runtime, and this executor has none: ", no_runtime_reason_));
       }
       // The flat task is a one-container pod (its env and secret_env included, see PodOf).
       absl::StatusOr<PodLaunch> pod = PodLaunchOf(lease, env);
