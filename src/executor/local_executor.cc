@@ -267,10 +267,8 @@ absl::StatusOr<std::unique_ptr<ContainerRuntime>> OpenContainerRuntime(
   podman.files_dir = data_dir + "/containers";
   // Containers of this executor (and no other executor's) carry this label.
   char real[PATH_MAX];
-  const std::string dir = ::realpath(data_dir.c_str(), real) != nullptr ? real : data_dir;
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : dir) hash = (hash ^ c) * 1099511628211ull;
-  podman.owner = absl::StrCat(absl::Hex(hash, absl::kZeroPad16));
+  podman.owner =
+      PodmanRuntime::OwnerLabel(::realpath(data_dir.c_str(), real) != nullptr ? real : data_dir);
   absl::StatusOr<std::unique_ptr<PodmanRuntime>> opened = PodmanRuntime::Open(std::move(podman));
   if (opened.ok()) return std::unique_ptr<ContainerRuntime>(*std::move(opened));
   if (options.runtime == "podman" || absl::IsInvalidArgument(opened.status())) {

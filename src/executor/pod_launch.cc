@@ -12,11 +12,10 @@ namespace {
 
 namespace pb = regatta::v1;
 
-int64_t Limit(const pb::Container& container, absl::string_view resource, bool cpu) {
-  const std::map<std::string, Quantity> requests = pod::ContainerRequests(container);
-  auto it = requests.find(std::string(resource));
-  if (it == requests.end()) return 0;
-  return cpu ? it->second.milli() : it->second.milli() / 1000;
+// The container's request of `resource` in milli-units, 0 when it asks for none.
+int64_t RequestMilli(const std::map<std::string, Quantity>& requests, const char* resource) {
+  auto it = requests.find(resource);
+  return it == requests.end() ? 0 : it->second.milli();
 }
 
 absl::StatusOr<ContainerLaunch> ContainerOf(
@@ -39,9 +38,8 @@ absl::StatusOr<ContainerLaunch> ContainerOf(
       absl::StatusOr<std::string> value =
           pod::ResolveFieldRef(env.value_from().field_ref().field_path(), metadata);
       if (!value.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".env[", i,
-                                                       "].valueFrom.fieldRef.fieldPath: ",
-                                                       value.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ".env[", i, "].valueFrom.fieldRef.fieldPath: ", value.status().message()));
       }
       launch.env.emplace_back(env.name(), *std::move(value));
     } else {
@@ -56,8 +54,9 @@ absl::StatusOr<ContainerLaunch> ContainerOf(
     if (!own) launch.env.emplace_back(name, value);
   }
   // Requests are limits (as in Armada).
-  launch.memory_limit_bytes = Limit(container, "memory", /*cpu=*/false);
-  launch.cpu_limit_milli = Limit(container, "cpu", /*cpu=*/true);
+  const std::map<std::string, Quantity> requests = pod::ContainerRequests(container);
+  launch.memory_limit_bytes = RequestMilli(requests, "memory") / 1000;
+  launch.cpu_limit_milli = RequestMilli(requests, "cpu");
   if (container.has_security_context() && container.security_context().has_run_as_user()) {
     launch.user = absl::StrCat(container.security_context().run_as_user());
     if (container.security_context().has_run_as_group()) {
@@ -71,9 +70,8 @@ absl::StatusOr<ContainerLaunch> ContainerOf(
       if (v.name() == mount.name()) volume = &v;
     }
     if (volume == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".volumeMounts[", i,
-                                                     "].name: no volume named \"", mount.name(),
-                                                     "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".volumeMounts[", i, "].name: no volume named \"", mount.name(), "\""));
     }
     ContainerMount m;
     m.container_path = mount.mount_path();
@@ -125,17 +123,15 @@ absl::StatusOr<PodLaunch> PodLaunchOf(
     launch.termination_grace = absl::Seconds(pod.termination_grace_period_seconds());
   }
   for (int i = 0; i < pod.init_containers_size(); ++i) {
-    ASSIGN_OR_RETURN(ContainerLaunch c,
-                     ContainerOf(lease, pod, pod.init_containers(i),
-                                 absl::StrCat("podSpec.initContainers[", i, "]"), metadata,
-                                 extra_env));
+    ASSIGN_OR_RETURN(ContainerLaunch c, ContainerOf(lease, pod, pod.init_containers(i),
+                                                    absl::StrCat("podSpec.initContainers[", i, "]"),
+                                                    metadata, extra_env));
     launch.init_containers.push_back(std::move(c));
   }
   for (int i = 0; i < pod.containers_size(); ++i) {
     ASSIGN_OR_RETURN(ContainerLaunch c,
                      ContainerOf(lease, pod, pod.containers(i),
-                                 absl::StrCat("podSpec.containers[", i, "]"), metadata,
-                                 extra_env));
+                                 absl::StrCat("podSpec.containers[", i, "]"), metadata, extra_env));
     launch.containers.push_back(std::move(c));
   }
   if (launch.containers.empty()) {

@@ -136,6 +136,10 @@ absl::Status WritePrivateFile(const std::string& path, absl::string_view content
 
 }  // namespace
 
+std::string PodmanRuntime::OwnerLabel(absl::string_view data_dir) {
+  return absl::StrCat(absl::Hex(StableHash(data_dir), absl::kZeroPad16));
+}
+
 std::string PodmanRuntime::ContainerName(absl::string_view run_id) {
   std::string name = "regatta-";
   bool replaced = false;

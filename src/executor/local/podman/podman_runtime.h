@@ -47,6 +47,8 @@ class PodmanRuntime final : public ContainerRuntime {
   // The container name of a run: "regatta-" + the run id with characters podman refuses
   // replaced (and a hash suffix when any was).
   static std::string ContainerName(absl::string_view run_id);
+  // An owner label for the executor whose data directory is `data_dir` (a stable hash).
+  static std::string OwnerLabel(absl::string_view data_dir);
 
   // Exposed for tests: the arguments of `podman run` for `launch` (after the global options),
   // alone or (with `pod`) as a container of that pod.
