@@ -13,7 +13,7 @@ packages=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev python3-prometheus-client
   curl ca-certificates openssl
-  podman runc conmon catatonit uidmap busybox-static
+  podman runc conmon catatonit uidmap busybox-static debootstrap
 )
 
 missing=()

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "src/api/job_services.h"
 #include "src/api/pipeline_refs.h"
 #include "src/api/read_access.h"
 #include "src/api/serve.h"
@@ -122,25 +123,6 @@ bool HasServiceSpec(const pb::Configuration& c) {
   return c.has_instance_service_spec() || c.has_configuration_service_spec();
 }
 
-// The details of `ids` (with their specs, for the labels and annotations). A job whose stored
-// spec cannot be read is left out with a warning rather than failing the whole read.
-absl::StatusOr<std::vector<pb::JobDetails>> BrokerDetails(store::Store& store,
-                                                          const std::vector<std::string>& ids) {
-  absl::StatusOr<std::vector<pb::JobDetails>> all = store.GetJobDetails(ids, true);
-  if (all.ok() || all.status().code() != absl::StatusCode::kDataLoss) return all;
-  std::vector<pb::JobDetails> readable;
-  for (const std::string& id : ids) {
-    absl::StatusOr<std::vector<pb::JobDetails>> one = store.GetJobDetails({id}, true);
-    if (!one.ok()) {
-      if (one.status().code() != absl::StatusCode::kDataLoss) return one.status();
-      LOG_WARN("broker job left out of the services", "job", id, "error", one.status().message());
-      continue;
-    }
-    for (pb::JobDetails& d : *one) readable.push_back(std::move(d));
-  }
-  return readable;
-}
-
 // The non-terminal broker jobs of a Configuration (by the controller's label).
 absl::StatusOr<std::vector<devices::ServiceBroker>> ActiveBrokers(
     store::Store& store, const std::string& configuration) {
@@ -154,7 +136,7 @@ absl::StatusOr<std::vector<devices::ServiceBroker>> ActiveBrokers(
     ASSIGN_OR_RETURN(std::vector<pb::JobSummary> page, store.ListJobs(filter));
     std::vector<std::string> ids;
     for (const pb::JobSummary& job : page) ids.push_back(job.job_id());
-    ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details, BrokerDetails(store, ids));
+    ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details, DetailsWithSpecs(store, ids));
     for (const pb::JobDetails& d : details) brokers.push_back(devices::ServiceBrokerFromDetails(d));
     if (static_cast<int>(page.size()) < filter.limit) return brokers;
     filter.after_job_id = page.back().job_id();
@@ -418,8 +400,10 @@ absl::StatusOr<pb::Service> DeviceService::GetServiceCore(const auth::Principal&
   const absl::Status not_found = absl::NotFoundError(absl::StrCat("service ", name, " not found"));
   // "<x>-svc" is Configuration x's service or that of Instance x (of its Configuration).
   absl::string_view base = name;
-  if (!absl::ConsumeSuffix(&base, devices::kServiceNameSuffix) || base.empty()) return not_found;
   std::vector<pb::Configuration> configurations;
+  if (!absl::ConsumeSuffix(&base, devices::kServiceNameSuffix) || base.empty()) {
+    return JobServiceNamed(principal, name, not_found);
+  }
   ASSIGN_OR_RETURN(std::optional<pb::Configuration> own,
                    IfFound(ctx_->store->GetConfiguration(base)));
   if (own.has_value()) configurations.push_back(*std::move(own));
@@ -437,7 +421,29 @@ absl::StatusOr<pb::Service> DeviceService::GetServiceCore(const auth::Principal&
         access.Check(service.configuration_name(), absl::StrCat("service \"", name, "\"")));
     return std::move(service);
   }
+  return JobServiceNamed(principal, name, not_found);
+}
+
+absl::StatusOr<pb::Service> DeviceService::JobServiceNamed(const auth::Principal& principal,
+                                                           absl::string_view name,
+                                                           const absl::Status& not_found) {
+  // A job's service: its own name, or one of its Armada services' names.
+  ASSIGN_OR_RETURN(std::vector<pb::Service> of_jobs, ReadableJobServices(principal));
+  for (pb::Service& service : of_jobs) {
+    if (service.name() == name) return std::move(service);
+  }
   return not_found;
+}
+
+absl::StatusOr<std::vector<pb::Service>> DeviceService::ReadableJobServices(
+    const auth::Principal& principal) {
+  ReadAccess access(*ctx_, principal);
+  std::vector<std::string> queues;
+  if (!access.All()) {
+    ASSIGN_OR_RETURN(queues, access.ReadableQueues());
+    if (queues.empty()) return std::vector<pb::Service>();
+  }
+  return ListJobServices(*ctx_->store, queues, ctx_->executor_logs_address);
 }
 
 absl::StatusOr<pb::ListServicesResponse> DeviceService::ListServicesCore(
@@ -463,6 +469,16 @@ absl::StatusOr<pb::ListServicesResponse> DeviceService::ListServicesCore(
     if (may) readable.push_back(std::move(c));
   }
   ASSIGN_OR_RETURN(std::vector<pb::Service> services, ComputeServicesOf(readable));
+  if (request.configuration_name().empty()) {
+    ASSIGN_OR_RETURN(std::vector<pb::Service> of_jobs, ReadableJobServices(principal));
+    std::vector<pb::Service> merged;
+    merged.reserve(services.size() + of_jobs.size());
+    std::merge(std::make_move_iterator(services.begin()), std::make_move_iterator(services.end()),
+               std::make_move_iterator(of_jobs.begin()), std::make_move_iterator(of_jobs.end()),
+               std::back_inserter(merged),
+               [](const pb::Service& a, const pb::Service& b) { return a.name() < b.name(); });
+    services = std::move(merged);
+  }
   // The page token is the last name of the previous page (services are in name order).
   auto it = std::upper_bound(
       services.begin(), services.end(), request.page_token(),

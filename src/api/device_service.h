@@ -107,6 +107,13 @@ class DeviceService final : public regatta::v1::DeviceService::Service {
   // The services of these Configurations (sorted by name).
   absl::StatusOr<std::vector<regatta::v1::Service>> ComputeServicesOf(
       const std::vector<regatta::v1::Configuration>& configurations);
+  // The job services (src/api/job_services.h) of the queues the principal may read.
+  absl::StatusOr<std::vector<regatta::v1::Service>> ReadableJobServices(
+      const auth::Principal& principal);
+  // The readable job service `name`, or `not_found`.
+  absl::StatusOr<regatta::v1::Service> JobServiceNamed(const auth::Principal& principal,
+                                                       absl::string_view name,
+                                                       const absl::Status& not_found);
 
   const ApiContext* ctx_;
 };

@@ -62,7 +62,8 @@ absl::Status CheckAbsolutePath(absl::string_view path, const std::string& field)
   return absl::OkStatus();
 }
 
-// The flat task fields a pod spec replaces: refused rather than silently ignored.
+// The flat task fields a pod spec replaces: refused rather than silently ignored. (secret_env is
+// not one: it goes into every container of the pod, see pod::PodOf.)
 absl::Status CheckNoFlatFields(const TaskSpec& task, absl::string_view path) {
   const std::pair<const char*, bool> flat[] = {
       {"image", !task.image().empty()},
@@ -71,7 +72,6 @@ absl::Status CheckNoFlatFields(const TaskSpec& task, absl::string_view path) {
       {"env", !task.env().empty()},
       {"working_dir", !task.working_dir().empty()},
       {"resources", !task.resources().requests().empty() || !task.resources().limits().empty()},
-      {"secret_env", !task.secret_env().empty()},
   };
   for (const auto& [name, set] : flat) {
     if (set) {

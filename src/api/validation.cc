@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/api/job_services.h"
 #include "src/api/validation_internal.h"
 #include "src/common/error_text.h"
 #include "src/common/resources.h"
@@ -431,12 +432,18 @@ void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPo
   internal::DerivePodTask(*item.mutable_task(), *item.mutable_priority_class());
   if (item.priority_class().empty()) item.set_priority_class(policy.default_priority_class);
   NormalizeResources(*item.mutable_task(), policy);
+  if (OffersPorts(item.task(), item.services())) {
+    (*item.mutable_labels())[std::string(kServesPortsLabel)] = "true";
+  }
 }
 
 void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy) {
   internal::DerivePodTask(*job.mutable_task(), *job.mutable_priority_class());
   if (job.priority_class().empty()) job.set_priority_class(policy.default_priority_class);
   NormalizeResources(*job.mutable_task(), policy);
+  if (OffersPorts(job.task(), job.services())) {
+    (*job.mutable_labels())[std::string(kServesPortsLabel)] = "true";
+  }
 }
 
 absl::Status ValidatePriorityClassFilter(

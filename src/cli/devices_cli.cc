@@ -54,17 +54,25 @@ std::string KindOf(const v1::Service& service) {
       return "instance";
     case v1::SERVICE_KIND_CONFIGURATION:
       return "configuration";
+    case v1::SERVICE_KIND_JOB:
+      return "job";
     default:
       return "-";
   }
 }
 
-// "rtsp:554/TCP,http:80/TCP": the advertised ports.
+// The key of a port in an endpoint's ports: its name, or its number when it has none (the
+// unnamed containerPorts of a job service).
+std::string PortKey(const v1::ServicePort& p) {
+  return p.name().empty() ? absl::StrCat(p.port()) : p.name();
+}
+
+// "rtsp:554/TCP,http:80/TCP" (an unnamed port: "8080/TCP"): the advertised ports.
 std::string PortsOf(const v1::Service& service) {
   std::vector<std::string> ports;
   for (const v1::ServicePort& p : service.ports()) {
-    ports.push_back(
-        absl::StrCat(p.name(), ":", p.port(), "/", p.protocol().empty() ? "TCP" : p.protocol()));
+    ports.push_back(absl::StrCat(p.name(), p.name().empty() ? "" : ":", p.port(), "/",
+                                 p.protocol().empty() ? "TCP" : p.protocol()));
   }
   return ports.empty() ? "-" : absl::StrJoin(ports, ",");
 }
@@ -79,8 +87,8 @@ std::string HostPort(const std::string& address, int port) {
 std::string EndpointPorts(const v1::Service& service, const v1::ServiceEndpoint& endpoint) {
   std::vector<std::string> ports;
   for (const v1::ServicePort& p : service.ports()) {
-    auto it = endpoint.ports().find(p.name());
-    if (it != endpoint.ports().end()) ports.push_back(absl::StrCat(p.name(), "=", it->second));
+    auto it = endpoint.ports().find(PortKey(p));
+    if (it != endpoint.ports().end()) ports.push_back(absl::StrCat(PortKey(p), "=", it->second));
   }
   return ports.empty() ? "-" : absl::StrJoin(ports, ",");
 }
@@ -92,7 +100,7 @@ std::string ReadyEndpoints(const v1::Service& service) {
   for (const v1::ServiceEndpoint& e : service.endpoints()) {
     if (!e.ready() || e.address().empty()) continue;
     for (const v1::ServicePort& p : service.ports()) {
-      auto it = e.ports().find(p.name());
+      auto it = e.ports().find(PortKey(p));
       if (it != e.ports().end()) all.push_back(HostPort(e.address(), it->second));
     }
   }
@@ -102,11 +110,26 @@ std::string ReadyEndpoints(const v1::Service& service) {
                       all.size() - kShown, " more");
 }
 
+// The nodes of the ready endpoints, each once, in endpoint order.
+std::string ReadyNodes(const v1::Service& service) {
+  std::vector<std::string> nodes;
+  for (const v1::ServiceEndpoint& e : service.endpoints()) {
+    if (!e.ready() || e.node().empty()) continue;
+    if (std::find(nodes.begin(), nodes.end(), e.node()) == nodes.end()) nodes.push_back(e.node());
+  }
+  return nodes.empty() ? "-" : absl::StrJoin(nodes, ",");
+}
+
+// What the service stands for: its Instance, its job, or "-" for a Configuration's.
+std::string SourceOf(const v1::Service& s) {
+  if (!s.job_id().empty()) return s.job_id();
+  return s.instance_name().empty() ? "-" : s.instance_name();
+}
+
 std::string RenderServiceTable(const google::protobuf::RepeatedPtrField<v1::Service>& rows) {
-  Table table({"NAME", "KIND", "INSTANCE", "PORTS", "ENDPOINTS"});
+  Table table({"NAME", "KIND", "SOURCE", "PORTS", "NODES", "ENDPOINTS"});
   for (const v1::Service& s : rows) {
-    table.AddRow({s.name(), KindOf(s), s.instance_name().empty() ? "-" : s.instance_name(),
-                  PortsOf(s), ReadyEndpoints(s)});
+    table.AddRow({s.name(), KindOf(s), SourceOf(s), PortsOf(s), ReadyNodes(s), ReadyEndpoints(s)});
   }
   return table.Render();
 }
@@ -312,19 +335,26 @@ absl::Status ServicesGet(const CommandEnv& env, const std::string& name) {
   request.set_name(name);
   ASSIGN_OR_RETURN(v1::Service s,
                    CallUnary(*client, client->devices(), &Stub::GetService, request));
-  std::string text = absl::StrCat("Name:           ", s.name(), "\nKind:           ", KindOf(s),
-                                  "\nConfiguration:  ", s.configuration_name(), "\n");
+  std::string text =
+      absl::StrCat("Name:           ", s.name(), "\nKind:           ", KindOf(s), "\n");
+  if (!s.job_id().empty()) {
+    absl::StrAppend(&text, "Job:            ", s.job_id(), "\nQueue:          ", s.queue(), "\n");
+  } else {
+    absl::StrAppend(&text, "Configuration:  ", s.configuration_name(), "\n");
+  }
   if (!s.instance_name().empty())
     absl::StrAppend(&text, "Instance:       ", s.instance_name(), "\n");
   absl::StrAppend(&text, "Ports:          ", PortsOf(s), "\n");
   if (s.endpoints().empty()) {
-    absl::StrAppend(&text, "Endpoints:      none (no active broker)\n");
+    absl::StrAppend(&text, "Endpoints:      none (",
+                    s.job_id().empty() ? "no active broker" : "the job has no active run", ")\n");
   } else {
-    Table endpoints({"BROKER JOB", "INSTANCE", "NODE", "ADDRESS", "PORTS", "READY"});
+    Table endpoints({s.job_id().empty() ? "BROKER JOB" : "JOB", "INSTANCE", "NODE", "ADDRESS",
+                     "PORTS", "READY"});
     for (const v1::ServiceEndpoint& e : s.endpoints()) {
-      endpoints.AddRow({e.broker_job_id(), e.instance_name(), e.node().empty() ? "-" : e.node(),
-                        e.address().empty() ? "-" : e.address(), EndpointPorts(s, e),
-                        e.ready() ? "yes" : "no"});
+      endpoints.AddRow({e.broker_job_id(), e.instance_name().empty() ? "-" : e.instance_name(),
+                        e.node().empty() ? "-" : e.node(), e.address().empty() ? "-" : e.address(),
+                        EndpointPorts(s, e), e.ready() ? "yes" : "no"});
     }
     absl::StrAppend(&text, "\n", endpoints.Render());
   }

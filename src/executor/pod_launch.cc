@@ -32,6 +32,9 @@ absl::StatusOr<ContainerLaunch> ContainerOf(
   launch.command.assign(container.command().begin(), container.command().end());
   launch.args.assign(container.args().begin(), container.args().end());
   launch.working_dir = container.working_dir();
+  for (const pb::ContainerPort& port : container.ports()) {
+    launch.ports.push_back(port.container_port());
+  }
   for (int i = 0; i < container.env_size(); ++i) {
     const pb::EnvVar& env = container.env(i);
     if (env.has_value_from() && env.value_from().has_field_ref()) {

@@ -189,6 +189,13 @@ pipelines:
   # How long the state of a just-submitted step may wait to ride on the run's next append (in
   # a chain, the next step's submit) before it is published on its own; 0s: at once.
   progressHold: 20ms
+  # Where steps run: host (a process on the node, as kfp.local's SubprocessRunner) or container
+  # (in the component's image, its directories mounted; needs executor.containers).
+  stepRunner: host
+  # Where artifacts of gs://, minio:// and s3:// uris are kept (<bucketsDir>/gcs/BUCKET/...);
+  # inside a step's container they are at kfp's /gcs/, /minio/ and /s3/. "/": kfp's paths on the
+  # host too (buckets FUSE-mounted there). Default: <dataDir>/buckets.
+  bucketsDir: ""
 # Devices: the controller runs each Instance's brokers as jobs (the Configuration's brokerSpec).
 devices:
   brokers:
@@ -332,6 +339,16 @@ absl::Status LoadPipelines(const YAML::Node& root, PipelinesConfig& p) {
   ASSIGN_OR_RETURN(p.step_cpu, Get<std::string>(root, "pipelines.stepCpu"));
   ASSIGN_OR_RETURN(p.step_memory, Get<std::string>(root, "pipelines.stepMemory"));
   ASSIGN_OR_RETURN(p.progress_hold, GetDuration(root, "pipelines.progressHold"));
+  ASSIGN_OR_RETURN(p.step_runner, Get<std::string>(root, "pipelines.stepRunner"));
+  ASSIGN_OR_RETURN(p.buckets_dir, Get<std::string>(root, "pipelines.bucketsDir"));
+  if (p.step_runner != "host" && p.step_runner != "container") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pipelines.stepRunner: \"", p.step_runner, "\" (expected host or container)"));
+  }
+  if (!p.buckets_dir.empty() && p.buckets_dir.front() != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pipelines.bucketsDir: \"", p.buckets_dir, "\" is not an absolute path"));
+  }
   if (p.default_queue.empty()) {
     return absl::InvalidArgumentError("pipelines.defaultQueue: required");
   }

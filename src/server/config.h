@@ -61,6 +61,9 @@ struct PipelinesConfig {
   std::string step_cpu = "100m";
   std::string step_memory = "128Mi";
   absl::Duration progress_hold = absl::Milliseconds(20);
+  std::string step_runner = "host";  // host or container
+  // Artifacts of bucket uris; empty: <dataDir>/buckets.
+  std::string buckets_dir;
 };
 
 struct DevicesConfig {

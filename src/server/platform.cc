@@ -437,6 +437,11 @@ absl::StatusOr<std::unique_ptr<Platform>> Platform::Start(const ServerConfig& co
   engine_options.default_cpu = config.pipelines.step_cpu;
   engine_options.default_memory = config.pipelines.step_memory;
   engine_options.progress_hold = config.pipelines.progress_hold;
+  engine_options.step_runner = config.pipelines.step_runner == "container"
+                                   ? pipelines::engine::StepRunner::kContainer
+                                   : pipelines::engine::StepRunner::kHost;
+  engine_options.buckets_dir = config.pipelines.buckets_dir.empty() ? data_dir_abs + "/buckets"
+                                                                    : config.pipelines.buckets_dir;
   impl->pipeline_backend =
       std::make_unique<PlatformPipelineBackend>(&impl->api, impl->submit_service.get());
   impl->pipeline_engine = std::make_unique<pipelines::engine::PipelineEngine>(

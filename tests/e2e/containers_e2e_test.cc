@@ -2,6 +2,11 @@
 // image's files, Kubernetes command/args semantics, memory limits and OOM, a missing image,
 // cancel, kill -9 of the executor, and no runtime. Needs podman and runc (scripts/install-deps.sh);
 // skipped with the reason when they are missing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -19,6 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr char kImage[] = "localhost/busybox:1.35";
 
@@ -272,6 +278,80 @@ jobs:
   EXPECT_EQ(WaitForState(ids[1], "JOB_STATE_FAILED"), "JOB_STATE_FAILED") << Logs(ids[1]);
   EXPECT_EQ(Job(ids[1])["error"].value("exitCode", 0), 3);
   for (const std::string& id : ids) EXPECT_THAT(ContainersOf(id), IsEmpty());
+}
+
+// The reply to an HTTP GET of / on 127.0.0.1:port, or "" when nothing answers.
+std::string HttpGet(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string request = "GET / HTTP/1.0\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) reply.append(buffer, n);
+    }
+  }
+  ::close(fd);
+  return reply;
+}
+
+TEST_F(ContainersTest, AJobsContainerPortIsServedOnTheNodeAndListedAsAService) {
+  StartServer("up");
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  const int port = FreePort();
+  std::vector<std::string> ids = Submit(absl::StrCat(R"(queue: q
+jobSet: web
+jobs:
+  - podSpec:
+      terminationGracePeriodSeconds: 1
+      containers:
+        - name: web
+          image: localhost/busybox:1.35
+          command: [sh, -c, 'mkdir -p /tmp/www && echo served-from-the-pod > /tmp/www/index.html && exec httpd -f -p 127.0.0.1:)",
+                                                     port, R"( -h /tmp/www']
+          ports: [{name: http, containerPort: )",
+                                                     port, "}]\n"));
+  ASSERT_EQ(ids.size(), 1u);
+  ASSERT_EQ(WaitForState(ids[0], "JOB_STATE_RUNNING"), "JOB_STATE_RUNNING");
+  const std::string name = absl::StrCat(ids[0], "-svc");
+  json service;
+  for (int i = 0; i < 100; ++i) {
+    RunResult r = Cli({"services", "get", name, "-o", "json"});
+    if (r.exit_code == 0) {
+      service = json::parse(r.out, nullptr, false);
+      if (service.is_object() && !service["endpoints"].empty() &&
+          service["endpoints"][0].value("ready", false) && !HttpGet(port).empty()) {
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(service.is_object()) << "no service " << name;
+  EXPECT_EQ(service.value("kind", ""), "SERVICE_KIND_JOB");
+  EXPECT_EQ(service.value("jobId", ""), ids[0]);
+  ASSERT_EQ(service["endpoints"].size(), 1u) << service.dump();
+  const json& endpoint = service["endpoints"][0];
+  EXPECT_FALSE(endpoint.value("node", "").empty());
+  EXPECT_FALSE(endpoint.value("address", "").empty());
+  EXPECT_EQ(endpoint["ports"].value("http", 0), port);
+  // Served on the node's own network: the host reaches the container's port.
+  EXPECT_THAT(HttpGet(port), HasSubstr("served-from-the-pod"));
+  // The list names the job, its port, node and address:port.
+  RunResult list = Cli({"services", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr(name));
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat("http:", port, "/TCP")));
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat(endpoint.value("address", ""), ":", port)));
+  // The service lives as long as the job.
+  ASSERT_EQ(Cli({"cancel", ids[0]}).exit_code, 0);
+  EXPECT_EQ(WaitForState(ids[0], "JOB_STATE_CANCELLED"), "JOB_STATE_CANCELLED");
+  EXPECT_THAT(Cli({"services", "get", name}).err, HasSubstr("not found"));
+  EXPECT_THAT(Cli({"services", "list"}).out, Not(HasSubstr(name)));
 }
 
 TEST_F(ContainersTest, APodFieldOutsideTheSubsetIsRefusedNamingItsPath) {

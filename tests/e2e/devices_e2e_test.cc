@@ -19,6 +19,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "src/devices/protocol/device_finder.h"
+#include "src/devices/protocol/handler_server.h"
 #include "tests/e2e/devices_fixture.h"
 
 namespace regatta::testing {
@@ -532,6 +534,91 @@ jobs:
   }
   EXPECT_EQ(Cli({"logs", with_device}).out, "node /dev/kmsg hello-from-the-configuration\n");
   EXPECT_EQ(Cli({"logs", without}).out, "absent\n");
+}
+
+// A discovery handler of the test's own, served in process as custom Akri handlers are: one
+// device with a device node at another path in the container, a read-only mount and a property.
+class SensorFinder : public devices::DeviceFinder {
+ public:
+  explicit SensorFinder(std::string host_dir) : host_dir_(std::move(host_dir)) {}
+
+  absl::StatusOr<std::unique_ptr<devices::DeviceQuery>> Prepare(
+      const v0::DiscoverRequest&) override {
+    return std::make_unique<Query>(host_dir_);
+  }
+
+ private:
+  class Query : public devices::DeviceQuery {
+   public:
+    explicit Query(std::string host_dir) : host_dir_(std::move(host_dir)) {}
+    absl::StatusOr<std::vector<v0::Device>> ListDevices() override {
+      v0::Device device;
+      device.set_id("sensor-0");
+      (*device.mutable_properties())["SENSOR_MODEL"] = "t-1000";
+      v0::Mount* mount = device.add_mounts();
+      mount->set_host_path(host_dir_);
+      mount->set_container_path("/sensor");
+      mount->set_read_only(true);
+      v0::DeviceSpec* node = device.add_device_specs();
+      node->set_host_path("/dev/kmsg");
+      node->set_container_path("/dev/sensor0");
+      node->set_permissions("r");
+      return std::vector<v0::Device>{device};
+    }
+    bool WaitForPossibleChange(absl::Duration timeout) override {
+      absl::SleepFor(std::min(timeout, absl::Milliseconds(100)));
+      return false;
+    }
+
+   private:
+    std::string host_dir_;
+  };
+
+  std::string host_dir_;
+};
+
+TEST_F(DevicesE2eTest, AContainerJobSeesItsDevicesMountNodeAtItsPathAndProperty) {
+  if (std::system(absl::StrCat(REGATTA_SOURCE_DIR, "/scripts/test-images.sh probe").c_str()) != 0) {
+    GTEST_SKIP() << "this machine cannot run containers (scripts/test-images.sh probe says why)";
+  }
+  ASSERT_EQ(Cli({"queue", "create", "q"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartExecutor("node-a"));
+  const std::string readings = absl::StrCat(scratch_, "/readings");
+  std::filesystem::create_directories(readings);
+  std::ofstream(readings + "/latest") << "21.5\n";
+  SensorFinder finder(readings);
+  devices::HandlerServerOptions options;
+  options.dir = nodes_["node-a"].dir;
+  options.name = "sensor";
+  options.relist_interval = absl::Milliseconds(200);
+  auto handler = devices::HandlerServer::Start(options, &finder);
+  ASSERT_TRUE(handler.ok()) << handler.status();
+  const std::string config = (dir_ / "scratch" / "sensor.yaml").string();
+  std::ofstream(config) << "kind: Configuration\nmetadata: {name: sensor}\nspec:\n"
+                           "  discoveryHandler: {name: sensor, discoveryDetails: ''}\n"
+                           "  capacity: 1\n";
+  ASSERT_EQ(Cli({"config", "apply", config}).exit_code, 0);
+  ASSERT_TRUE(WaitForInstances({"sensor/sensor-0@node-a"}));
+
+  const std::string jobs = (dir_ / "scratch" / "jobs.yaml").string();
+  std::ofstream(jobs) << R"(queue: q
+jobSet: sensor
+jobs:
+  - image: localhost/busybox:1.35
+    command: [sh, -c, 'test -c /dev/sensor0 && cat /sensor/latest && echo "$SENSOR_MODEL" &&
+                       (touch /sensor/x 2> /dev/null && echo writable || echo read-only)']
+    resources: {requests: {cpu: 10m, memory: 16Mi, regatta.dev/sensor: 1}}
+)";
+  RunResult submitted = Cli({"submit", jobs, "-o", "json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  json doc = json::parse(submitted.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object() && doc.contains("items")) << submitted.out;
+  const std::string id = doc["items"][0].value("jobId", "");
+  EXPECT_EQ(WaitForState(id, {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, std::chrono::seconds(60)),
+            "JOB_STATE_SUCCEEDED")
+      << Cli({"logs", id}).out << Cli({"jobs", "get", id}).out;
+  EXPECT_EQ(Cli({"logs", id}).out, "21.5\nt-1000\nread-only\n");
+  (*handler)->Shutdown();
 }
 
 }  // namespace

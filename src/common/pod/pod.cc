@@ -1,6 +1,7 @@
 #include "src/common/pod/pod.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace regatta::pod {
 namespace {
 
 using regatta::v1::Container;
+using regatta::v1::EnvVar;
 using regatta::v1::PodSpec;
 using regatta::v1::TaskSpec;
 
@@ -53,7 +55,24 @@ std::string Lookup(const std::map<std::string, std::string>& map, const std::str
 }  // namespace
 
 PodSpec PodOf(const TaskSpec& task) {
-  if (task.has_pod_spec()) return task.pod_spec();
+  if (task.has_pod_spec()) {
+    PodSpec pod = task.pod_spec();
+    // secret_env in every container, below the container's own env (sorted, as below).
+    std::map<std::string, std::string> secrets(task.secret_env().begin(), task.secret_env().end());
+    auto add_secrets = [&](Container& container) {
+      for (const auto& [name, value] : secrets) {
+        const bool own = std::any_of(container.env().begin(), container.env().end(),
+                                     [&](const EnvVar& e) { return e.name() == name; });
+        if (own) continue;
+        EnvVar* var = container.add_env();
+        var->set_name(name);
+        var->set_value(value);
+      }
+    };
+    for (Container& c : *pod.mutable_init_containers()) add_secrets(c);
+    for (Container& c : *pod.mutable_containers()) add_secrets(c);
+    return pod;
+  }
   PodSpec pod;
   pod.set_restart_policy("Never");
   Container* container = pod.add_containers();

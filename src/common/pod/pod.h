@@ -21,7 +21,8 @@ namespace regatta::pod {
 // The container a flat task becomes.
 inline constexpr absl::string_view kMainContainerName = "main";
 
-// The task's pod spec, or the flat task lowered to a one-container pod named "main": image,
+// The task's pod spec (with the task's secret_env added to every container that does not set
+// the same name), or the flat task lowered to a one-container pod named "main": image,
 // command, args, env (secret_env included as plain values, sorted by name), workingDir,
 // resources, activeDeadlineSeconds (rounded up), terminationGracePeriodSeconds (when set),
 // nodeSelector, tolerations and node affinity; restartPolicy Never.

@@ -46,6 +46,9 @@ struct ContainerLaunch {
   int64_t cpu_limit_milli = 0;     // 0: none
   std::vector<ContainerMount> mounts;
   std::vector<ContainerDevice> devices;
+  // The containerPorts the container serves. Containers share the node's network, so these are
+  // the node's ports; a runtime whose containers have no network refuses them.
+  std::vector<int32_t> ports;
 };
 
 // Several containers of one run that share a network and volumes (a Kubernetes pod): the init

@@ -2,9 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -107,6 +109,8 @@ absl::Status PipelineEngine::Resume(pb::PipelineRun run) {
   DriverOptions options;
   options.work_root = options_.work_root;
   options.cache_ttl = options_.cache_ttl;
+  options.step_runner = options_.step_runner;
+  options.buckets_dir = options_.buckets_dir;
   ASSIGN_OR_RETURN(std::unique_ptr<RunDriver> driver,
                    RunDriver::Create(std::move(run), ids_, std::move(options)));
   {
@@ -449,9 +453,13 @@ bool PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
         bool complete = true;
         for (const auto& [name, list] : hit->second.output_artifacts()) {
           for (const pb::PipelineArtifact& a : list.artifacts()) {
-            absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri());
+            absl::StatusOr<std::string> path =
+                placeholders::HostPathForUri(a.uri(), options_.buckets_dir);
             std::error_code ec;
-            if (!path.ok() || !std::filesystem::exists(*path, ec)) complete = false;
+            if ((!path.ok() || !std::filesystem::exists(*path, ec)) &&
+                !IsMetricsSchema(a.schema_title())) {
+              complete = false;
+            }
           }
         }
         if (complete) {
@@ -467,13 +475,8 @@ bool PipelineEngine::Launch(RunDriver& driver, std::vector<StepLaunch>& launches
     if (::mkdir(launch.work_dir.c_str(), 0755) != 0 || ::mkdir(outputs.c_str(), 0755) != 0) {
       std::filesystem::create_directories(outputs, ec);
     }
-    for (const auto& [name, list] : launch.values.output_artifacts) {
-      for (const placeholders::RuntimeArtifact& a : list) {
-        absl::StatusOr<std::string> path = placeholders::LocalPathForUri(a.uri);
-        if (path.ok()) {
-          std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), ec);
-        }
-      }
+    for (const auto& [host_path, step_path] : launch.output_paths) {
+      std::filesystem::create_directories(std::filesystem::path(host_path).parent_path(), ec);
     }
     if (ec) {
       driver.OnLaunchFailed(launch.task_path,
@@ -549,10 +552,17 @@ absl::StatusOr<pb::JobSubmitRequestItem> PipelineEngine::StepJob(const RunDriver
   pb::JobSubmitRequestItem item;
   item.set_client_id(launch.client_id);
   pb::TaskSpec& task = *item.mutable_task();
-  (*item.mutable_annotations())[kImageAnnotation] = launch.container->image;
-  // The job's work directory exists already: the executor need not make one of its own.
-  task.set_working_dir(launch.work_dir);
-  for (const std::string& arg : launch.argv) task.add_command(arg);
+  if (options_.step_runner == StepRunner::kHost) {
+    (*item.mutable_annotations())[kImageAnnotation] = launch.container->image;
+    // The job's work directory exists already: the executor need not make one of its own.
+    task.set_working_dir(launch.work_dir);
+    for (const std::string& arg : launch.command) task.add_command(arg);
+    for (const std::string& arg : launch.args) task.add_command(arg);
+  } else {
+    task.set_image(launch.container->image);
+    for (const std::string& arg : launch.command) task.add_command(arg);
+    for (const std::string& arg : launch.args) task.add_args(arg);
+  }
   for (const ir::EnvVar& env : launch.container->env) {
     (*task.mutable_env())[env.name] = env.value;
   }
@@ -567,10 +577,59 @@ absl::StatusOr<pb::JobSubmitRequestItem> PipelineEngine::StepJob(const RunDriver
     if (!type.empty() && !count.empty()) requests[type] = count;
   }
   if (launch.platform != nullptr) RETURN_IF_ERROR(ApplyPlatform(run, *launch.platform, item));
+  if (options_.step_runner == StepRunner::kContainer) InPod(launch, task);
   // Set last: a pod label of the platform spec does not hide the step's run.
   (*item.mutable_labels())[kRunLabel] = run.id();
   (*item.mutable_annotations())[kTaskAnnotation] = launch.task_path;
   return item;
+}
+
+void PipelineEngine::InPod(const StepLaunch& launch, pb::TaskSpec& task) const {
+  // One container: the flat task, plus the step's directories mounted where its placeholders
+  // point (the work directory and output artifacts writable, input artifacts read-only).
+  pb::PodSpec pod;
+  pb::Container& main = *pod.add_containers();
+  main.set_name("main");
+  main.set_image(task.image());
+  *main.mutable_command() = task.command();
+  *main.mutable_args() = task.args();
+  main.set_working_dir(launch.work_dir);
+  for (const auto& [name, value] : task.env()) {
+    pb::EnvVar& env = *main.add_env();
+    env.set_name(name);
+    env.set_value(value);
+  }
+  *main.mutable_resources()->mutable_requests() = task.resources().requests();
+  std::set<std::string> mounted;
+  auto mount = [&](const std::string& host_path, const std::string& step_path, bool read_only) {
+    if (!mounted.insert(step_path).second) return;
+    pb::Volume& volume = *pod.add_volumes();
+    volume.set_name(absl::StrCat("step-", pod.volumes_size()));
+    volume.mutable_host_path()->set_path(host_path);
+    pb::VolumeMount& m = *main.add_volume_mounts();
+    m.set_name(volume.name());
+    m.set_mount_path(step_path);
+    m.set_read_only(read_only);
+  };
+  mount(launch.work_dir, launch.work_dir, false);
+  // An output artifact's directory (its parent) is the step's to fill.
+  for (const auto& [host_path, step_path] : launch.output_paths) {
+    mount(std::filesystem::path(host_path).parent_path().string(),
+          std::filesystem::path(step_path).parent_path().string(), false);
+  }
+  for (const auto& [host_path, step_path] : launch.input_paths) {
+    std::error_code ec;
+    // A path that is not there stays unmounted: the step reports what it misses.
+    if (std::filesystem::exists(host_path, ec)) mount(host_path, step_path, true);
+  }
+  // Scheduling fields (node selector, tolerations, deadline) stay on the task, where a pod spec
+  // may leave them; secret_env too: the executor sets it in every container (PodOf).
+  task.clear_image();
+  task.clear_command();
+  task.clear_args();
+  task.clear_env();
+  task.clear_resources();
+  *task.mutable_pod_spec() = std::move(pod);
 }
 
 absl::Status PipelineEngine::ApplyPlatform(const pb::PipelineRun& run,

@@ -80,6 +80,9 @@ struct EngineOptions {
   std::string default_cpu = "100m";
   std::string default_memory = "128Mi";
   std::string user_id = "pipeline-engine";
+  StepRunner step_runner = StepRunner::kHost;
+  // Where the artifacts of bucket uris are on this machine (placeholders::HostPathForUri).
+  std::string buckets_dir = "/";
   // How often the loop looks at the clock when nothing happens (retry backoffs on a fake clock).
   absl::Duration idle_poll = absl::Milliseconds(200);
   // How long the snapshots of just-submitted tasks may wait to ride on the run's next append
@@ -190,6 +193,8 @@ class PipelineEngine {
   absl::StatusOr<regatta::v1::JobSubmitRequestItem> StepJob(const RunDriver& driver,
                                                             const StepLaunch& launch) const;
   // The kfp-kubernetes platform config onto the step's job.
+  // Moves the step's flat task into a one-container pod spec with its directories mounted.
+  void InPod(const StepLaunch& launch, regatta::v1::TaskSpec& task) const;
   absl::Status ApplyPlatform(const regatta::v1::PipelineRun& run,
                              const ir::KubernetesExecutorConfig& config,
                              regatta::v1::JobSubmitRequestItem& item) const;

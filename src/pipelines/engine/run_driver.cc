@@ -936,6 +936,10 @@ void RunDriver::LaunchContainer(Task& task, absl::Time now, DriverOutput& out) {
       placeholders::RuntimeArtifact r;
       r.name = a.id();
       r.uri = a.uri();
+      if (auto paths = ArtifactPaths(a.uri()); paths.has_value()) {
+        r.local_path = paths->second;
+        launch.input_paths.push_back(*std::move(paths));
+      }
       r.schema_title = a.schema_title();
       if (!a.schema_version().empty()) r.schema_version = a.schema_version();
       json metadata = json::parse(a.metadata_json(), nullptr, false);
@@ -966,6 +970,10 @@ void RunDriver::LaunchContainer(Task& task, absl::Time now, DriverOutput& out) {
     placeholders::RuntimeArtifact r;
     r.name = artifact.id();
     r.uri = artifact.uri();
+    if (auto paths = ArtifactPaths(artifact.uri()); paths.has_value()) {
+      r.local_path = paths->second;
+      launch.output_paths.push_back(*std::move(paths));
+    }
     r.schema_title = artifact.schema_title();
     if (!artifact.schema_version().empty()) r.schema_version = artifact.schema_version();
     values.output_artifacts[name].push_back(std::move(r));
@@ -984,8 +992,8 @@ void RunDriver::LaunchContainer(Task& task, absl::Time now, DriverOutput& out) {
     SetState(task, pb::PIPELINE_TASK_STATE_FAILED, now, args.status().message());
     return;
   }
-  launch.argv = *std::move(command);
-  launch.argv.insert(launch.argv.end(), args->begin(), args->end());
+  launch.command = *std::move(command);
+  launch.args = *std::move(args);
   // Machine fields set from pipeline parameters are placeholders of the task's inputs.
   launch.resources = container.resources;
   if (absl::Status resolved = ResolveResources(values, launch.resources); !resolved.ok()) {
@@ -1083,6 +1091,22 @@ void RunDriver::OnJobEnded(absl::string_view job_id, bool succeeded, absl::strin
   SetState(*task, pb::PIPELINE_TASK_STATE_FAILED, now, message);
 }
 
+bool IsMetricsSchema(absl::string_view schema_title) {
+  return schema_title == "system.Metrics" || schema_title == "system.ClassificationMetrics" ||
+         schema_title == "system.SlicedClassificationMetrics";
+}
+
+std::optional<std::pair<std::string, std::string>> RunDriver::ArtifactPaths(
+    const std::string& uri) const {
+  // A uri without a local path (another scheme) fails only a step that asks for its path.
+  absl::StatusOr<std::string> host = placeholders::HostPathForUri(uri, options_.buckets_dir);
+  if (!host.ok()) return std::nullopt;
+  if (options_.step_runner == StepRunner::kHost) return std::make_pair(*host, *host);
+  absl::StatusOr<std::string> step = placeholders::LocalPathForUri(uri);
+  if (!step.ok()) return std::nullopt;
+  return std::make_pair(*std::move(host), *std::move(step));
+}
+
 std::string RunDriver::WorkDir(const PipelineTask& task, int job_number) const {
   // One level per job (not <task>/job-<n>): every directory is an inode to allocate before the
   // step can start.
@@ -1135,8 +1159,10 @@ void RunDriver::ReadOutputs(Task& task, absl::Time now) {
   for (auto& [name, list] : *task.proto.mutable_output_artifacts()) {
     for (int i = 0; i < list.artifacts_size(); ++i) {
       PipelineArtifact& artifact = *list.mutable_artifacts(i);
-      absl::StatusOr<std::string> local = placeholders::LocalPathForUri(artifact.uri());
-      if (!local.ok() || !FileExists(*local)) {
+      absl::StatusOr<std::string> local =
+          placeholders::HostPathForUri(artifact.uri(), options_.buckets_dir);
+      // kfp's metrics artifacts are their metadata (the ExecutorOutput's); a file is optional.
+      if ((!local.ok() || !FileExists(*local)) && !IsMetricsSchema(artifact.schema_title())) {
         SetState(task, pb::PIPELINE_TASK_STATE_FAILED, now,
                  absl::StrCat("output artifact '", name, "': nothing was written at ",
                               local.ok() ? *local : artifact.uri()));

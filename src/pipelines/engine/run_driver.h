@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -24,6 +25,13 @@ namespace regatta::pipelines::engine {
 // A container step ready to start. The engine checks the cache (when `fingerprint` is set and
 // the task reads it), then either reports a hit (OnCacheHit) or submits a job running `argv`
 // (OnJobSubmitted / OnLaunchFailed).
+// Where a step runs: as a host process (as kfp.local's SubprocessRunner runs components), or in
+// its component's image (as kfp's DockerRunner and its Kubernetes backend do).
+enum class StepRunner { kHost, kContainer };
+
+// kfp's metrics artifacts, which are their metadata: a step need not write a file for them.
+bool IsMetricsSchema(absl::string_view schema_title);
+
 struct StepLaunch {
   std::string task_path;
   int attempt = 1;  // 1-based
@@ -33,8 +41,14 @@ struct StepLaunch {
   // The kfp-kubernetes platform config of the step's executor, if any.
   const ir::KubernetesExecutorConfig* platform = nullptr;
   placeholders::ExecutorValues values;
-  // command + args with the placeholders resolved.
-  std::vector<std::string> argv;
+  // The container's command and args with the placeholders resolved; a host process runs
+  // command + args.
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  // The artifacts the step reads and writes: (path on this machine, path the step sees them
+  // at), the same but for bucket uris in a container. Input artifacts are read-only.
+  std::vector<std::pair<std::string, std::string>> input_paths;
+  std::vector<std::pair<std::string, std::string>> output_paths;
   // The directory of this attempt: output parameter files and output_metadata.json.
   std::string work_dir;
   std::string fingerprint;  // empty: never cached
@@ -66,6 +80,10 @@ struct DriverOptions {
   std::string work_root;
   // How long cache entries written by this run live; zero: forever.
   absl::Duration cache_ttl = absl::ZeroDuration();
+  StepRunner step_runner = StepRunner::kHost;
+  // Where the artifacts of bucket uris (gs://, minio://, s3://) are on this machine
+  // (placeholders::HostPathForUri).
+  std::string buckets_dir = "/";
 };
 
 // Drives one pipeline run: walks the root DAG and its sub-DAGs in dependency order, resolves
@@ -138,6 +156,8 @@ class RunDriver {
   void RunImporter(Task& task, const ir::ImporterSpec& importer, absl::Time now);
   void ReadOutputs(Task& task, absl::Time now);
   // The directory of the task's `job_number`th job (1-based).
+  // An artifact's (path on this machine, path the step sees it at); none without a local path.
+  std::optional<std::pair<std::string, std::string>> ArtifactPaths(const std::string& uri) const;
   std::string WorkDir(const regatta::v1::PipelineTask& task, int job_number) const;
   void FinishRun(absl::Time now, DriverOutput& out);
 

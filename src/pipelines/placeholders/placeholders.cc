@@ -22,6 +22,16 @@ namespace {
 
 constexpr int kMaxNesting = 32;  // Concat/IfPresent depth; bounds recursion on hostile specs
 
+// file:///x is /x for the kfp executor (Artifact.path is the uri itself unless it is a bucket's).
+std::string ExecutorUri(const std::string& uri) {
+  absl::string_view rest = uri;
+  if (absl::ConsumePrefix(&rest, "file://")) {
+    absl::ConsumePrefix(&rest, "localhost");
+    if (absl::StartsWith(rest, "/")) return std::string(rest);
+  }
+  return uri;
+}
+
 json ArtifactListJson(const std::vector<RuntimeArtifact>& artifacts) {
   json list = json::array();
   for (const RuntimeArtifact& artifact : artifacts) {
@@ -29,7 +39,7 @@ json ArtifactListJson(const std::vector<RuntimeArtifact>& artifacts) {
         {{"name", artifact.name},
          {"type",
           {{"schemaTitle", artifact.schema_title}, {"schemaVersion", artifact.schema_version}}},
-         {"uri", artifact.uri},
+         {"uri", ExecutorUri(artifact.uri)},
          {"metadata", artifact.metadata}});
   }
   return {{"artifacts", std::move(list)}};
@@ -298,6 +308,14 @@ absl::StatusOr<std::string> LocalPathForUri(absl::string_view uri) {
       absl::StrCat("artifact uri '", uri,
                    "': no local path for this scheme (supported: file://, "
                    "gs://, minio://, s3:// and absolute paths)"));
+}
+
+absl::StatusOr<std::string> HostPathForUri(absl::string_view uri, absl::string_view buckets_dir) {
+  ASSIGN_OR_RETURN(std::string path, LocalPathForUri(uri));
+  if (absl::StrContains(uri, "://") && !absl::StartsWith(uri, "file://") && buckets_dir != "/") {
+    return absl::StrCat(absl::StripSuffix(buckets_dir, "/"), path);
+  }
+  return path;
 }
 
 json ExecutorInputJson(const ExecutorValues& values) {

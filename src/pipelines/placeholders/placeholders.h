@@ -52,18 +52,26 @@ struct ExecutorValues {
   std::map<std::string, std::string> pipeline_values;
 };
 
-// The local file path of an artifact uri:
+// The path a step reads or writes an artifact at, as the kfp launcher gives it:
 //   file:///root/x (or file://localhost/root/x) -> /root/x   (Regatta's local object store)
 //   /root/x                                       -> /root/x
 //   gs://b/k -> /gcs/b/k, minio://b/k -> /minio/b/k, s3://b/k -> /s3/b/k
-// The last three are the kfp conventions for buckets mounted into the step (FUSE); Regatta does
-// not mount them itself. INVALID_ARGUMENT for other schemes and relative paths.
+// The last three are the kfp conventions for buckets mounted into the step; in a step's
+// container Regatta mounts them from the buckets directory (HostPathForUri). INVALID_ARGUMENT
+// for other schemes and relative paths.
 absl::StatusOr<std::string> LocalPathForUri(absl::string_view uri);
+
+// Where the artifact is on this machine: LocalPathForUri, except that a bucket uri is under
+// `buckets_dir` (gs://b/k -> <buckets_dir>/gcs/b/k). A buckets_dir of "/" gives kfp's own
+// paths, for machines with the buckets FUSE-mounted there.
+absl::StatusOr<std::string> HostPathForUri(absl::string_view uri, absl::string_view buckets_dir);
 
 // The ExecutorInput as kfp's JSON mapping of the proto writes it (camelCase; empty maps omitted):
 //   {"inputs": {"parameterValues": {...}, "artifacts": {"a": {"artifacts": [{"name", "type":
 //    {"schemaTitle", "schemaVersion"}, "uri", "metadata"}]}}},
 //    "outputs": {"parameters": {"y": {"outputFile"}}, "artifacts": {...}, "outputFile"}}
+// A file:// uri is written as its path, as kfp's local runners do: the kfp executor reads the
+// path of a local artifact from its uri as is.
 nlohmann::json ExecutorInputJson(const ExecutorValues& values);
 
 // Resolves every element of `args` (a command or an args list); Concat and IfPresent arguments may

@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "src/api/job_services.h"
 #include "src/common/clock.h"
 #include "src/common/ids.h"
 #include "src/common/secrets/sealer.h"
@@ -49,6 +51,7 @@ class DeviceServiceTest : public ::testing::Test {
 
     auth::AuthorizationConfig config;
     config.permission_group_mapping["create_queue"] = {"admins"};
+    config.permission_group_mapping["watch_all_events"] = {"operators"};
     absl::StatusOr<auth::Authorizer> authorizer = auth::Authorizer::Create(config);
     ASSERT_TRUE(authorizer.ok()) << authorizer.status();
     authorizer_ = std::make_unique<auth::Authorizer>(*std::move(authorizer));
@@ -419,6 +422,84 @@ TEST_F(DeviceServicesTest, ListingPagesAndFiltersByConfiguration) {
   page = service_->ListServicesCore(admin_, {});
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(Names(*page), ElementsAre("cams-bbbbbb-svc", "cams-svc", "usb-svc"));
+}
+
+// Jobs whose pods declare ports (labelled at submit), with and without Armada's services.
+TEST_F(DeviceServicesTest, JobServicesListTheContainerPortsOfActiveJobs) {
+  using ingest::testing::JobId;
+  const auth::Principal ops{.name = "olga", .groups = {"operators"}};
+  auto port_job = [&](int i, bool armada_services) {
+    pb::Job job = ingest::testing::MakeJob(i, "brokers", "web");
+    job.mutable_task()->clear_command();
+    pb::Container* web = job.mutable_task()->mutable_pod_spec()->add_containers();
+    web->set_name("web");
+    web->set_image("localhost/busybox:1.35");
+    pb::ContainerPort* http = web->add_ports();
+    http->set_name("http");
+    http->set_container_port(8080);
+    web->add_ports()->set_container_port(9090);
+    if (armada_services) {
+      pb::ServiceConfig* named = job.add_services();
+      named->set_name("web-frontend");
+      named->add_ports(8080);
+      job.add_services()->add_ports(9090);
+    }
+    (*job.mutable_labels())[std::string(kServesPortsLabel)] = "true";
+    Append(ingest::testing::Submit(i, std::move(job)));
+  };
+  port_job(11, false);
+  Run(11, "node-a");
+  port_job(12, true);  // queued: listed without an endpoint
+  port_job(13, false);
+  Run(13, "node-a");
+  Append(ingest::testing::RunSucceeded(14, 13, 13));
+  Append(ingest::testing::Succeeded(14, 13));  // ended: no service
+
+  absl::StatusOr<pb::ListServicesResponse> all = service_->ListServicesCore(ops, {});
+  ASSERT_TRUE(all.ok()) << all.status();
+  std::vector<std::string> expected = {JobId(11) + "-svc", JobId(12) + "-svc-1", "cams-aaaaaa-svc",
+                                       "cams-bbbbbb-svc",  "cams-svc",           "usb-svc",
+                                       "web-frontend"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_THAT(Names(*all), ::testing::ElementsAreArray(expected));
+
+  absl::StatusOr<pb::Service> own = service_->GetServiceCore(ops, JobId(11) + "-svc");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->kind(), pb::SERVICE_KIND_JOB);
+  EXPECT_EQ(own->job_id(), JobId(11));
+  EXPECT_EQ(own->queue(), "brokers");
+  ASSERT_EQ(own->ports_size(), 2);
+  EXPECT_EQ(own->ports(0).name(), "http");
+  EXPECT_EQ(own->ports(1).port(), 9090);
+  EXPECT_EQ(own->ports(1).protocol(), "TCP");
+  ASSERT_EQ(own->endpoints_size(), 1);
+  const pb::ServiceEndpoint& endpoint = own->endpoints(0);
+  EXPECT_TRUE(endpoint.ready());
+  EXPECT_EQ(endpoint.node(), "node-a");
+  EXPECT_EQ(endpoint.address(), "node-a");  // the executor listens on a wildcard
+  EXPECT_EQ(endpoint.ports().at("http"), 8080);
+  EXPECT_EQ(endpoint.ports().at("9090"), 9090);  // unnamed: keyed by its number
+
+  absl::StatusOr<pb::Service> named = service_->GetServiceCore(ops, "web-frontend");
+  ASSERT_TRUE(named.ok()) << named.status();
+  ASSERT_EQ(named->ports_size(), 1);
+  EXPECT_EQ(named->ports(0).name(), "http");
+  EXPECT_THAT(named->endpoints(), IsEmpty());
+  EXPECT_EQ(service_->GetServiceCore(ops, JobId(13) + "-svc").status().code(),
+            absl::StatusCode::kNotFound);
+  // Only the configuration filter's services; none of a job.
+  pb::ListServicesRequest only_usb;
+  only_usb.set_configuration_name("usb");
+  all = service_->ListServicesCore(ops, only_usb);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(Names(*all), ElementsAre("usb-svc"));
+  // Readers of the job's queue only: a device writer (create_queue) sees the device services.
+  all = service_->ListServicesCore(admin_, {});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(Names(*all),
+              ElementsAre("cams-aaaaaa-svc", "cams-bbbbbb-svc", "cams-svc", "usb-svc"));
+  EXPECT_EQ(service_->GetServiceCore(admin_, "web-frontend").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

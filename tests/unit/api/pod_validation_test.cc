@@ -142,7 +142,6 @@ TEST(PodValidationTest, FlatFieldsAreRefusedNamingTheField) {
       {"env", [](auto& t) { (*t.mutable_env())["A"] = "1"; }},
       {"working_dir", [](auto& t) { t.set_working_dir("/tmp"); }},
       {"resources", [](auto& t) { (*t.mutable_resources()->mutable_limits())["cpu"] = "1"; }},
-      {"secret_env", [](auto& t) { (*t.mutable_secret_env())["T"] = "s"; }},
   };
   for (const auto& [field, set] : cases) {
     SCOPED_TRACE(field);

@@ -180,6 +180,19 @@ TEST(NormalizeTest, FillsDefaultsAndMirrorsResources) {
   EXPECT_EQ(r.items(1).task().resources().limits().at("memory"), "1Gi");
 }
 
+TEST(NormalizeTest, JobsThatOfferPortsAreLabelledForTheServicesListing) {
+  SubmitJobsRequest r = Request(
+      "items { task { command: 'x' } } "
+      "items { task { pod_spec { containers { name: 'web' image: 'i' "
+      "ports { container_port: 8080 } } } } } "
+      "items { task { pod_spec { containers { name: 'web' image: 'i' } } } "
+      "services { ports: 8080 } }");
+  for (int i = 0; i < 3; ++i) NormalizeSubmitItem(*r.mutable_items(i), Policy());
+  EXPECT_FALSE(r.items(0).labels().contains("regatta.dev/serves-ports"));
+  EXPECT_EQ(r.items(1).labels().at("regatta.dev/serves-ports"), "true");
+  EXPECT_EQ(r.items(2).labels().at("regatta.dev/serves-ports"), "true");
+}
+
 TEST(ValidateQueueTest, Rules) {
   regatta::v1::Queue q;
   q.set_name("team-a");

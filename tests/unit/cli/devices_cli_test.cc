@@ -23,6 +23,7 @@ namespace {
 
 namespace v1 = regatta::v1;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Resources by name; listings one row per page to exercise paging.
 class FakeDevices final : public v1::DeviceService::Service {
@@ -322,15 +323,15 @@ TEST_F(DevicesCliTest, ListAndGetServices) {
     absl::MutexLock lock(&devices_.mu);
     EXPECT_EQ(devices_.last_service_filter, "cams");
   }
-  EXPECT_THAT(r.out, HasSubstr("NAME              KIND            INSTANCE      PORTS"));
+  EXPECT_THAT(r.out, HasSubstr("NAME              KIND            SOURCE        PORTS"));
   // Only ready endpoints, one address:port per port the broker has; the rest counted.
   EXPECT_THAT(r.out, HasSubstr("cams-4294ea-svc   instance        cams-4294ea   "
-                               "rtsp:554/TCP,http:80/TCP   node-a:8554\n"));
+                               "rtsp:554/TCP,http:80/TCP   node-a   node-a:8554\n"));
   EXPECT_THAT(r.out, HasSubstr("cams-svc          configuration   -             "
-                               "rtsp:554/TCP,http:80/TCP   "
+                               "rtsp:554/TCP,http:80/TCP   node-a   "
                                "node-a:8554,[fd00::7]:8556,10.0.0.9:8557 + 1 more\n"));
   EXPECT_THAT(r.out, HasSubstr("usb-svc           configuration   -             "
-                               "rtsp:554/TCP,http:80/TCP   <none>\n"));
+                               "rtsp:554/TCP,http:80/TCP   -        <none>\n"));
 
   r = Run({"services", "get", "cams-4294ea-svc"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -348,6 +349,43 @@ TEST_F(DevicesCliTest, ListAndGetServices) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("service ghost-svc not found"));
   EXPECT_EQ(Run({"services", "get"}).code, 2);  // NAME is required
+}
+
+TEST_F(DevicesCliTest, JobServicesShowTheirJobNodeAndUnnamedPorts) {
+  {
+    absl::MutexLock lock(&devices_.mu);
+    v1::Service& s = devices_.services["01JOB-svc"];
+    s.set_name("01JOB-svc");
+    s.set_kind(v1::SERVICE_KIND_JOB);
+    s.set_job_id("01JOB");
+    s.set_queue("team-a");
+    v1::ServicePort* web = s.add_ports();
+    web->set_name("web");
+    web->set_port(8080);
+    web->set_target_port(8080);
+    v1::ServicePort* metrics = s.add_ports();
+    metrics->set_port(9090);
+    metrics->set_target_port(9090);
+    metrics->set_protocol("UDP");
+    v1::ServiceEndpoint* e = s.add_endpoints();
+    e->set_broker_job_id("01JOB");
+    e->set_run_id("run-1");
+    e->set_node("box");
+    e->set_address("box");
+    (*e->mutable_ports())["web"] = 8080;
+    (*e->mutable_ports())["9090"] = 9090;
+    e->set_ready(true);
+  }
+  Result r = Run({"services", "list"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("01JOB-svc   job    01JOB    web:8080/TCP,9090/UDP   box     "
+                               "box:8080,box:9090\n"));
+  r = Run({"services", "get", "01JOB-svc"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("Kind:           job\nJob:            01JOB\nQueue:          team-a\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Configuration:")));
+  EXPECT_THAT(r.out, HasSubstr("01JOB   -          box    box       web=8080,9090=9090   yes\n"));
 }
 
 }  // namespace

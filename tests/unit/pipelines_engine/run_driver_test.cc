@@ -115,7 +115,9 @@ class Harness {
         std::string job = absl::StrCat("job-", ++jobs_submitted_);
         submitted_by_task_[launch.task_path].push_back(job);
         driver.OnJobSubmitted(launch.task_path, launch.attempt, job, now_);
-        jobs.push_back({job, launch.argv});
+        std::vector<std::string> argv = launch.command;
+        argv.insert(argv.end(), launch.args.begin(), launch.args.end());
+        jobs.push_back({job, std::move(argv)});
       }
       if (!jobs.empty()) {
         max_running_ = std::max(max_running_, static_cast<int>(jobs.size()));

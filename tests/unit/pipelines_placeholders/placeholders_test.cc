@@ -66,6 +66,18 @@ TEST(LocalPathForUriTest, Mapping) {
   EXPECT_FALSE(LocalPathForUri("relative/x").ok());
 }
 
+TEST(HostPathForUriTest, BucketsLiveUnderTheBucketsDirectory) {
+  EXPECT_EQ(*HostPathForUri("gs://b/k/f", "/data/buckets"), "/data/buckets/gcs/b/k/f");
+  EXPECT_EQ(*HostPathForUri("minio://b/k", "/data/buckets/"), "/data/buckets/minio/b/k");
+  EXPECT_EQ(*HostPathForUri("s3://b/k", "/data/buckets"), "/data/buckets/s3/b/k");
+  // "/" keeps kfp's own mount paths (buckets FUSE-mounted there).
+  EXPECT_EQ(*HostPathForUri("gs://b/k", "/"), "/gcs/b/k");
+  // Local uris are where they say.
+  EXPECT_EQ(*HostPathForUri("file:///root/x", "/data/buckets"), "/root/x");
+  EXPECT_EQ(*HostPathForUri("/root/x", "/data/buckets"), "/root/x");
+  EXPECT_FALSE(HostPathForUri("http://h/x", "/data/buckets").ok());
+}
+
 TEST(PlaceholdersTest, InputParametersRenderLikeTheLauncher) {
   EXPECT_THAT(Resolve({"{{$.inputs.parameters['name']}}", "{{$.inputs.parameters['n']}}",
                        "{{$.inputs.parameters['ratio']}}", "{{$.inputs.parameters['flag']}}",
@@ -115,7 +127,8 @@ TEST(PlaceholdersTest, ExecutorInputJson) {
   EXPECT_EQ(input["inputs"]["parameterValues"]["n"], 3.0);
   const json& data = input["inputs"]["artifacts"]["data"]["artifacts"][0];
   EXPECT_EQ(data["name"], "artifacts/41");
-  EXPECT_EQ(data["uri"], "file:///var/lib/regatta/objects/p/r/producer/u1/data");
+  // A local uri is its path, which the kfp executor takes as the artifact's path.
+  EXPECT_EQ(data["uri"], "/var/lib/regatta/objects/p/r/producer/u1/data");
   EXPECT_EQ(data["type"]["schemaTitle"], "system.Dataset");
   EXPECT_EQ(data["type"]["schemaVersion"], "0.0.1");
   EXPECT_EQ(data["metadata"]["rows"], 10);

@@ -67,6 +67,8 @@ class PodmanRuntime final : public ContainerRuntime {
                                   absl::string_view queue) const;
   std::string EmptyDirPath(absl::string_view run_id, absl::string_view volume) const;
   absl::Status MakeRunDir(const ContainerLaunch& launch) const;
+  // FAILED_PRECONDITION when the container has ports and the containers have no network.
+  absl::Status CheckPorts(const ContainerLaunch& launch) const;
   // The env file of `launch` in its run directory ("" when every value is on the command line).
   absl::StatusOr<std::string> WriteEnvFile(const ContainerLaunch& launch,
                                            absl::string_view file_name) const;
