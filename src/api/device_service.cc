@@ -116,9 +116,6 @@ absl::StatusOr<std::optional<T>> IfFound(absl::StatusOr<T> got) {
   return got.status();
 }
 
-// How many broker jobs one read of the job views asks for.
-constexpr int kBrokerReadBatch = 500;
-
 bool HasServiceSpec(const pb::Configuration& c) {
   return c.has_instance_service_spec() || c.has_configuration_service_spec();
 }
@@ -126,21 +123,12 @@ bool HasServiceSpec(const pb::Configuration& c) {
 // The non-terminal broker jobs of a Configuration (by the controller's label).
 absl::StatusOr<std::vector<devices::ServiceBroker>> ActiveBrokers(
     store::Store& store, const std::string& configuration) {
-  store::JobFilter filter;
-  filter.labels.emplace_back(devices::kBrokerConfigurationLabel, configuration);
-  filter.states = {pb::JOB_STATE_SUBMITTED, pb::JOB_STATE_QUEUED, pb::JOB_STATE_LEASED,
-                   pb::JOB_STATE_PENDING, pb::JOB_STATE_RUNNING};
-  filter.limit = kBrokerReadBatch;
+  ASSIGN_OR_RETURN(
+      std::vector<pb::JobDetails> jobs,
+      ActiveJobsLabelled(store, {}, devices::kBrokerConfigurationLabel, configuration));
   std::vector<devices::ServiceBroker> brokers;
-  while (true) {
-    ASSIGN_OR_RETURN(std::vector<pb::JobSummary> page, store.ListJobs(filter));
-    std::vector<std::string> ids;
-    for (const pb::JobSummary& job : page) ids.push_back(job.job_id());
-    ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details, DetailsWithSpecs(store, ids));
-    for (const pb::JobDetails& d : details) brokers.push_back(devices::ServiceBrokerFromDetails(d));
-    if (static_cast<int>(page.size()) < filter.limit) return brokers;
-    filter.after_job_id = page.back().job_id();
-  }
+  for (const pb::JobDetails& d : jobs) brokers.push_back(devices::ServiceBrokerFromDetails(d));
+  return brokers;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "src/api/job_services.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -119,28 +120,37 @@ std::vector<pb::Service> JobServicesOf(const pb::JobDetails& job,
   return services;
 }
 
-absl::StatusOr<std::vector<pb::Service>> ListJobServices(
-    store::Store& store, const std::vector<std::string>& queues,
-    const devices::ExecutorAddressLookup& executor_address) {
+absl::StatusOr<std::vector<pb::JobDetails>> ActiveJobsLabelled(
+    store::Store& store, const std::vector<std::string>& queues, absl::string_view label,
+    absl::string_view value) {
   store::JobFilter filter;
   filter.queues = queues;
-  filter.labels.emplace_back(std::string(kServesPortsLabel), "true");
+  filter.labels.emplace_back(std::string(label), std::string(value));
   filter.states = {pb::JOB_STATE_SUBMITTED, pb::JOB_STATE_QUEUED, pb::JOB_STATE_LEASED,
                    pb::JOB_STATE_PENDING, pb::JOB_STATE_RUNNING};
   filter.limit = kJobReadBatch;
-  std::vector<pb::Service> services;
+  std::vector<pb::JobDetails> jobs;
   while (true) {
     ASSIGN_OR_RETURN(std::vector<pb::JobSummary> page, store.ListJobs(filter));
     std::vector<std::string> ids;
     for (const pb::JobSummary& job : page) ids.push_back(job.job_id());
     ASSIGN_OR_RETURN(std::vector<pb::JobDetails> details, DetailsWithSpecs(store, ids));
-    for (const pb::JobDetails& job : details) {
-      for (pb::Service& service : JobServicesOf(job, executor_address)) {
-        services.push_back(std::move(service));
-      }
-    }
-    if (static_cast<int>(page.size()) < filter.limit) break;
+    std::move(details.begin(), details.end(), std::back_inserter(jobs));
+    if (static_cast<int>(page.size()) < filter.limit) return jobs;
     filter.after_job_id = page.back().job_id();
+  }
+}
+
+absl::StatusOr<std::vector<pb::Service>> ListJobServices(
+    store::Store& store, const std::vector<std::string>& queues,
+    const devices::ExecutorAddressLookup& executor_address) {
+  ASSIGN_OR_RETURN(std::vector<pb::JobDetails> jobs,
+                   ActiveJobsLabelled(store, queues, kServesPortsLabel, "true"));
+  std::vector<pb::Service> services;
+  for (const pb::JobDetails& job : jobs) {
+    for (pb::Service& service : JobServicesOf(job, executor_address)) {
+      services.push_back(std::move(service));
+    }
   }
   std::sort(services.begin(), services.end(),
             [](const pb::Service& a, const pb::Service& b) { return a.name() < b.name(); });

@@ -45,6 +45,12 @@ absl::StatusOr<std::vector<regatta::v1::Service>> ListJobServices(
     store::Store& store, const std::vector<std::string>& queues,
     const devices::ExecutorAddressLookup& executor_address);
 
+// The details with specs of every non-terminal job labelled `label`=`value`, in id order; with
+// `queues` empty in every queue, otherwise in those.
+absl::StatusOr<std::vector<regatta::v1::JobDetails>> ActiveJobsLabelled(
+    store::Store& store, const std::vector<std::string>& queues, absl::string_view label,
+    absl::string_view value);
+
 // The details with specs of `ids`. A job whose stored spec cannot be read is left out with a
 // warning rather than failing the whole read.
 absl::StatusOr<std::vector<regatta::v1::JobDetails>> DetailsWithSpecs(
