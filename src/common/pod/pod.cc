@@ -60,13 +60,14 @@ PodSpec PodOf(const TaskSpec& task) {
     // secret_env in every container, below the container's own env (sorted, as below).
     std::map<std::string, std::string> secrets(task.secret_env().begin(), task.secret_env().end());
     auto add_secrets = [&](Container& container) {
-      for (const auto& [name, value] : secrets) {
+      for (const auto& secret : secrets) {
+        const std::string& name = secret.first;
         const bool own = std::any_of(container.env().begin(), container.env().end(),
                                      [&](const EnvVar& e) { return e.name() == name; });
         if (own) continue;
         EnvVar* var = container.add_env();
         var->set_name(name);
-        var->set_value(value);
+        var->set_value(secret.second);
       }
     };
     for (Container& c : *pod.mutable_init_containers()) add_secrets(c);

@@ -143,8 +143,9 @@ TEST(PodValidationTest, FlatFieldsAreRefusedNamingTheField) {
       {"working_dir", [](auto& t) { t.set_working_dir("/tmp"); }},
       {"resources", [](auto& t) { (*t.mutable_resources()->mutable_limits())["cpu"] = "1"; }},
   };
-  for (const auto& [field, set] : cases) {
+  for (const auto& [field, set_field] : cases) {
     SCOPED_TRACE(field);
+    const auto& set = set_field;  // clang before 16 cannot capture a binding.
     ExpectInvalid(RequestWith([&](auto& item) { set(*item.mutable_task()); }),
                   std::string("items[0].task.") + field, "not allowed with podSpec");
   }
