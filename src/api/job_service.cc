@@ -68,6 +68,7 @@ absl::StatusOr<regatta::v1::ListJobsResponse> JobService::List(
   filter.job_set = request.job_set();
   for (int s : request.states()) filter.states.push_back(static_cast<regatta::v1::JobState>(s));
   filter.owner = request.owner();
+  filter.namespace_ = request.namespace_();
   for (const auto& [k, v] : request.labels()) filter.labels.emplace_back(k, v);
   if (request.order_by().empty() || request.order_by() == "submit_time") {
     filter.newest_first = false;

@@ -16,15 +16,6 @@
 #include "src/common/status_macros.h"
 
 namespace regatta::api::internal {
-namespace {
-
-using google::protobuf::util::MessageDifferencer;
-using regatta::v1::Container;
-using regatta::v1::JobSubmitRequestItem;
-using regatta::v1::PodSpec;
-using regatta::v1::TaskSpec;
-
-constexpr int kMaxPort = 65535;
 
 bool IsDns1123Label(absl::string_view name) {
   if (name.empty() || name.size() > 63) return false;
@@ -34,6 +25,16 @@ bool IsDns1123Label(absl::string_view name) {
   }
   return name.front() != '-' && name.back() != '-';
 }
+
+namespace {
+
+using google::protobuf::util::MessageDifferencer;
+using regatta::v1::Container;
+using regatta::v1::JobSubmitRequestItem;
+using regatta::v1::PodSpec;
+using regatta::v1::TaskSpec;
+
+constexpr int kMaxPort = 65535;
 
 absl::Status CheckLabelName(absl::string_view name, const std::string& field) {
   if (name.empty()) return Invalid(field, "required");

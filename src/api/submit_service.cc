@@ -153,6 +153,9 @@ absl::StatusOr<regatta::v1::SubmitJobsResponse> SubmitService::Submit(
     *job->mutable_task() = item.task();
     if (item.has_gang()) *job->mutable_gang() = item.gang();
     if (item.has_retry_policy()) *job->mutable_retry_policy() = item.retry_policy();
+    job->set_namespace_(item.namespace_());
+    *job->mutable_services() = item.services();
+    *job->mutable_ingress() = item.ingress();
     NormalizeJob(*job, ctx_->policy);
     RETURN_IF_ERROR(SealSecretEnv(*ctx_, *job));
     SetTimestamp(now, job->mutable_submit_time());

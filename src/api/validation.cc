@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -309,8 +311,9 @@ absl::Status CheckItem(const JobSubmitRequestItem& item, int index, const Submit
                                 absl::StrCat(task, ".termination_grace_period"),
                                 kMaxTerminationGraceSeconds));
   RETURN_IF_ERROR(CheckRetryPolicy(item.retry_policy(), absl::StrCat(prefix, ".retry_policy")));
-  if (item.has_gang()) {
-    const auto& gang = item.gang();
+  RETURN_IF_ERROR(internal::CheckArmadaFields(item, prefix));
+  if (const regatta::v1::Gang gang = internal::GangOf(item);
+      item.has_gang() || !gang.id().empty()) {
     RETURN_IF_ERROR(CheckName(gang.id(), absl::StrCat(prefix, ".gang.id"), kMaxIdBytes));
     RETURN_IF_ERROR(CheckName(gang.node_uniformity_label(),
                               absl::StrCat(prefix, ".gang.node_uniformity_label"),
@@ -336,38 +339,43 @@ absl::Status CheckGangs(const SubmitJobsRequest& request) {
     int count = 0;
   };
   absl::flat_hash_map<std::string, Seen> gangs;
+  // Each item's gang: its own, or the one its Armada annotations declare.
+  std::vector<regatta::v1::Gang> gang_of(request.items_size());
   for (int i = 0; i < request.items_size(); ++i) {
     const auto& item = request.items(i);
-    if (item.gang().id().empty()) continue;
-    auto [it, inserted] = gangs.try_emplace(item.gang().id(), Seen{i});
+    gang_of[i] = internal::GangOf(item);
+    const regatta::v1::Gang& gang = gang_of[i];
+    if (gang.id().empty()) continue;
+    auto [it, inserted] = gangs.try_emplace(gang.id(), Seen{i});
     it->second.count++;
     const auto& first = request.items(it->second.first_index);
+    const regatta::v1::Gang& first_gang = gang_of[it->second.first_index];
     if (inserted) continue;
     std::string prefix = absl::StrCat("items[", i, "]");
-    if (first.gang().cardinality() != item.gang().cardinality()) {
-      return Invalid(absl::StrCat(prefix, ".gang.cardinality"),
-                     absl::StrCat("gang \"", Abbreviate(item.gang().id()), "\" member says ",
-                                  item.gang().cardinality(), " but items[", it->second.first_index,
-                                  "] says ", first.gang().cardinality()));
+    if (first_gang.cardinality() != gang.cardinality()) {
+      return Invalid(
+          absl::StrCat(prefix, ".gang.cardinality"),
+          absl::StrCat("gang \"", Abbreviate(gang.id()), "\" member says ", gang.cardinality(),
+                       " but items[", it->second.first_index, "] says ", first_gang.cardinality()));
     }
     if (internal::PriorityClassOf(first) != internal::PriorityClassOf(item)) {
       return Invalid(absl::StrCat(prefix, ".priority_class"),
-                     absl::StrCat("gang \"", Abbreviate(item.gang().id()),
+                     absl::StrCat("gang \"", Abbreviate(gang.id()),
                                   "\" members must share one priority class"));
     }
-    if (first.gang().node_uniformity_label() != item.gang().node_uniformity_label()) {
-      return Invalid(absl::StrCat(prefix, ".gang.node_uniformity_label"),
-                     absl::StrCat("gang \"", item.gang().id(),
-                                  "\" members must share one node uniformity label"));
+    if (first_gang.node_uniformity_label() != gang.node_uniformity_label()) {
+      return Invalid(
+          absl::StrCat(prefix, ".gang.node_uniformity_label"),
+          absl::StrCat("gang \"", gang.id(), "\" members must share one node uniformity label"));
     }
   }
   for (const auto& [id, seen] : gangs) {
-    const auto& first = request.items(seen.first_index);
-    if (static_cast<uint32_t>(seen.count) != first.gang().cardinality()) {
+    const regatta::v1::Gang& first_gang = gang_of[seen.first_index];
+    if (static_cast<uint32_t>(seen.count) != first_gang.cardinality()) {
       return Invalid(
           absl::StrCat("items[", seen.first_index, "].gang.cardinality"),
           absl::StrCat("gang cardinality mismatch: gang \"", Abbreviate(id), "\" declares ",
-                       first.gang().cardinality(), " members but the request has ", seen.count,
+                       first_gang.cardinality(), " members but the request has ", seen.count,
                        " (submit a gang whole, in one request)"));
     }
   }
@@ -429,6 +437,11 @@ void NormalizeResources(regatta::v1::TaskSpec& task, const SubmitPolicy& policy)
 }  // namespace
 
 void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy) {
+  if (item.gang().id().empty()) {
+    if (regatta::v1::Gang gang = internal::GangOf(item); !gang.id().empty()) {
+      *item.mutable_gang() = std::move(gang);
+    }
+  }
   internal::DerivePodTask(*item.mutable_task(), *item.mutable_priority_class());
   if (item.priority_class().empty()) item.set_priority_class(policy.default_priority_class);
   NormalizeResources(*item.mutable_task(), policy);
@@ -438,6 +451,7 @@ void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPo
 }
 
 void NormalizeJob(regatta::v1::Job& job, const SubmitPolicy& policy) {
+  internal::ApplyArmadaGang(job);
   internal::DerivePodTask(*job.mutable_task(), *job.mutable_priority_class());
   if (job.priority_class().empty()) job.set_priority_class(policy.default_priority_class);
   NormalizeResources(*job.mutable_task(), policy);
@@ -502,6 +516,7 @@ absl::Status ValidateListJobsRequest(const regatta::v1::ListJobsRequest& request
   RETURN_IF_ERROR(CheckLength(request.queue(), "queue", kMaxFilterBytes));
   RETURN_IF_ERROR(CheckLength(request.job_set(), "job_set", kMaxFilterBytes));
   RETURN_IF_ERROR(CheckLength(request.owner(), "owner", kMaxFilterBytes));
+  RETURN_IF_ERROR(CheckLength(request.namespace_(), "namespace", kMaxFilterBytes));
   return CheckLength(request.page_token(), "page_token", kMaxFilterBytes);
 }
 

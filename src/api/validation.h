@@ -64,7 +64,8 @@ absl::Status ValidateSubmitRequest(const regatta::v1::SubmitJobsRequest& request
 // what the scheduler reads from its pod spec: resources = the pod's effective request (the
 // larger of the containers' sum and each init container's), node selector, tolerations, node
 // affinity, deadline, grace period and priority class where the pod sets them; the pod spec is
-// kept whole. Call after validation.
+// kept whole. A job without a gang gets the one its Armada annotations declare
+// (armadaproject.io/gangId, gangCardinality, gangNodeUniformityLabel). Call after validation.
 void NormalizeSubmitItem(regatta::v1::JobSubmitRequestItem& item, const SubmitPolicy& policy);
 // The same for a job built from a request item (the submit path copies each item once, into
 // its job, and normalizes there).

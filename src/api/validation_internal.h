@@ -61,6 +61,22 @@ absl::Status CheckNodeSelectorTerms(
 absl::Status CheckPriorityClass(absl::string_view name, absl::string_view field,
                                 const SubmitPolicy& policy);
 
+// 1-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit.
+bool IsDns1123Label(absl::string_view name);
+
+// armada_fields.cc: Armada's fields of a job. The namespace is a DNS-1123 label; each service
+// has type NodePort or Headless (empty: NodePort) and, like each ingress, ports that are
+// containerPorts of the pod spec's containers; the gang annotations read as a gang (agreeing
+// with `gang` when both are given) and failFast is "true" or "false" (true: no retry_policy).
+// `prefix` is the item's path, e.g. "items[3]".
+absl::Status CheckArmadaFields(const regatta::v1::JobSubmitRequestItem& item,
+                               absl::string_view prefix);
+// The item's gang: its own when it has an id, else the one its Armada annotations declare
+// (empty when neither; for validated items, or ones being validated after CheckArmadaFields).
+regatta::v1::Gang GangOf(const regatta::v1::JobSubmitRequestItem& item);
+// The same for a job: sets `gang` from the annotations when the job has none.
+void ApplyArmadaGang(regatta::v1::Job& job);
+
 // pod_validation.cc: every rule for a task with a pod spec, named under "TASK.podSpec" in
 // Kubernetes spelling. `task` is the task's path, e.g. "items[3].task".
 absl::Status CheckPodTask(const regatta::v1::JobSubmitRequestItem& item, absl::string_view task,

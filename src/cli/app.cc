@@ -296,6 +296,8 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
     list->add_option("--job-set", list_options.job_set, "Only this job set");
     list->add_option("--state", list_options.states, "Only these states, e.g. QUEUED,RUNNING");
     list->add_option("--owner", list_options.owner, "Only jobs of this user");
+    list->add_option("--namespace", list_options.namespace_,
+                     "Only jobs of this namespace (Armada's job files set it)");
     list->add_option("--label", list_options.labels, "Only jobs with label k=v (repeatable)");
     list->add_option("--limit", list_options.limit, "At most this many jobs")
         ->capture_default_str();

@@ -509,6 +509,7 @@ absl::Status JobsList(const CommandEnv& env, const JobsListOptions& options) {
   request.set_queue(options.queue);
   request.set_job_set(options.job_set);
   request.set_owner(options.owner);
+  request.set_namespace_(options.namespace_);
   auto states = ParseJobStates(options.states);
   if (!states.ok()) return UsageError(absl::StrCat("--state ", states.status().message()));
   for (auto s : *states) request.add_states(s);

@@ -103,6 +103,7 @@ struct JobsListOptions {
   std::string job_set;
   std::vector<std::string> states;
   std::string owner;
+  std::string namespace_;  // Armada's namespace
   std::vector<std::string> labels;
   int limit = 100;
   bool all = false;

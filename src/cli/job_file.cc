@@ -1,6 +1,7 @@
 #include "src/cli/job_file.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
 #include "src/cli/yaml_json.h"
+#include "src/common/pod/armada.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::cli {
@@ -25,6 +27,34 @@ using regatta::v1::TaskSpec;
 
 absl::Status Error(absl::string_view path, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
+}
+
+// A key as compared: lower case, without '_' ("jobSetId", "job_set_id" → "jobsetid").
+std::string Normalized(absl::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c != '_') out.push_back(absl::ascii_tolower(c));
+  }
+  return out;
+}
+
+// Armada's ingress[].type is deprecated there and read by nothing: left out, so that files
+// which still carry it parse. The other keys are converted as they are.
+absl::StatusOr<YAML::Node> WithoutIngressType(const YAML::Node& value) {
+  if (!value.IsSequence()) return value;
+  YAML::Node copy = YAML::Clone(value);
+  for (size_t i = 0; i < copy.size(); ++i) {
+    YAML::Node entry = copy[i];
+    if (!entry.IsMap()) continue;
+    std::vector<std::string> types;
+    for (const auto& kv : entry) {
+      if (kv.first.IsScalar() && Normalized(kv.first.Scalar()) == "type") {
+        types.push_back(kv.first.Scalar());
+      }
+    }
+    for (const std::string& key : types) entry.remove(key);
+  }
+  return copy;
 }
 
 absl::StatusOr<std::string> RequiredString(const YAML::Node& node, absl::string_view path) {
@@ -63,10 +93,29 @@ absl::StatusOr<ParsedJob> ParseJob(const YAML::Node& node, const std::string& pa
   // Task fields written directly on the job, by JSON name, with the key as written (for errors).
   std::vector<std::pair<std::string, std::pair<std::string, json>>> task_fields;
   std::set<const google::protobuf::FieldDescriptor*> seen;
+  // Armada's podSpecs (a list of one pod spec), as the path of its one element and the node.
+  std::optional<std::pair<std::string, YAML::Node>> pod_specs;
   for (const auto& [key, value] : entries) {
     std::string child = JoinPath(path, key);
     if (key == "count") {
       ASSIGN_OR_RETURN(parsed.count, ParseCount(value, child));
+      continue;
+    }
+    if (Normalized(key) == "podspecs") {
+      if (pod_specs.has_value()) return Error(child, "field given twice");
+      if (!value.IsDefined() || value.IsNull()) continue;
+      if (!value.IsSequence()) {
+        return Error(child,
+                     absl::StrCat("expected a list of pod specs, got ", DescribeNode(value)));
+      }
+      if (value.size() != 1) {
+        return Error(child, value.size() == 0
+                                ? std::string("empty: give the job's pod spec")
+                                : absl::StrCat(value.size(),
+                                               " pod specs: a job runs one pod, in Armada as in "
+                                               "Regatta (submit one job per pod spec)"));
+      }
+      pod_specs.emplace(IndexPath(child, 0), value[0]);
       continue;
     }
     const auto* field = FindField(item_type, key);
@@ -75,12 +124,24 @@ absl::StatusOr<ParsedJob> ParseJob(const YAML::Node& node, const std::string& pa
     if (field == nullptr) return UnknownFieldError(path, key, {item_type, task_type});
     if (!seen.insert(field).second) return Error(child, "field given twice");
     if (!value.IsDefined() || value.IsNull()) continue;
-    ASSIGN_OR_RETURN(json converted, FieldToJson(field, value, child));
+    YAML::Node input = value;
+    if (!on_task && field->number() == JobSubmitRequestItem::kIngressFieldNumber) {
+      ASSIGN_OR_RETURN(input, WithoutIngressType(value));
+    }
+    ASSIGN_OR_RETURN(json converted, FieldToJson(field, input, child));
     if (on_task) {
       task_fields.push_back({field->json_name(), {child, std::move(converted)}});
     } else {
       item[field->json_name()] = std::move(converted);
     }
+  }
+  if (pod_specs.has_value()) {
+    const auto* field = task_type->FindFieldByNumber(TaskSpec::kPodSpecFieldNumber);
+    if (seen.count(field) > 0) {
+      return Error(JoinPath(path, "podSpecs"), "give podSpec or podSpecs, not both");
+    }
+    ASSIGN_OR_RETURN(json converted, FieldToJson(field, pod_specs->second, pod_specs->first));
+    task_fields.push_back({field->json_name(), {pod_specs->first, std::move(converted)}});
   }
   if (!task_fields.empty()) {
     json& task = item["task"];
@@ -100,12 +161,17 @@ absl::StatusOr<SubmitJobsRequest> ParseDocument(
   SubmitJobsRequest request;
   ASSIGN_OR_RETURN(auto fields, MappingEntries(doc, ""));
   YAML::Node jobs;
+  bool job_set_seen = false;
   for (const auto& [key, value] : fields) {
-    if (key == "queue") {
+    // Keys ignoring case, as armadactl reads them ("jobSetId", "JobSetId").
+    const std::string name = Normalized(key);
+    if (name == "queue") {
       ASSIGN_OR_RETURN(*request.mutable_queue(), RequiredString(value, key));
-    } else if (key == "jobSet" || key == "job_set" || key == "jobSetId") {
+    } else if (name == "jobset" || name == "jobsetid") {
+      if (job_set_seen) return Error(key, "the job set is given twice (jobSet and jobSetId)");
+      job_set_seen = true;
       ASSIGN_OR_RETURN(*request.mutable_job_set(), RequiredString(value, key));
-    } else if (key == "jobs") {
+    } else if (name == "jobs") {
       jobs = value;
     } else {
       return Error(JoinPath("", key),
@@ -141,6 +207,25 @@ absl::StatusOr<SubmitJobsRequest> ParseDocument(
   return request;
 }
 
+// An Armada job file: a document with Armada's jobSetId (Regatta's own key is jobSet), or a
+// job with Armada's podSpecs. armadactl reads only the first document of a file.
+bool IsArmadaShaped(const YAML::Node& doc) {
+  if (!doc.IsMap()) return false;
+  for (const auto& kv : doc) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string key = Normalized(kv.first.Scalar());
+    if (key == "jobsetid") return true;
+    if (key != "jobs" || !kv.second.IsSequence()) continue;
+    for (const auto& job : kv.second) {
+      if (!job.IsMap()) continue;
+      for (const auto& field : job) {
+        if (field.first.IsScalar() && Normalized(field.first.Scalar()) == "podspecs") return true;
+      }
+    }
+  }
+  return false;
+}
+
 // ---- file positions -----------------------------------------------------------------------
 
 // One step of a field path: a name ("task"), or a bracketed key or index ("[cpu]", "[3]").
@@ -174,14 +259,6 @@ std::vector<PathStep> SplitPath(absl::string_view path) {
     i = end;
   }
   return steps;
-}
-
-std::string Normalized(absl::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (c != '_') out.push_back(absl::ascii_tolower(c));
-  }
-  return out;
 }
 
 // The entry of mapping `node` named `step` (merge keys followed): its key's mark and value.
@@ -241,7 +318,16 @@ YAML::Mark LocatePath(const YAML::Node& node, absl::string_view path) {
       found_mark = found.Mark();
     } else if (!FindKey(current, step, &found_mark, &found)) {
       if (!step.bracket && step.text == "task") continue;  // task fields on the job
-      break;
+      // The server's podSpec is Armada's podSpecs[0] in the file.
+      YAML::Node list;
+      if (step.bracket || Normalized(step.text) != "podspec" ||
+          !FindKey(current, {"podSpecs", false}, &found_mark, &list) || !list.IsSequence() ||
+          list.size() == 0) {
+        break;
+      }
+      const YAML::Node& first_list = list;
+      found.reset(first_list[0]);
+      found_mark = found.Mark();
     }
     mark = found_mark;
     current.reset(found);
@@ -253,7 +339,11 @@ std::vector<SubmitJobsRequest> SplitIntoBatches(const SubmitJobsRequest& request
   std::vector<SubmitJobsRequest> batches;
   if (batch_size < 1) batch_size = 1;
   const int n = request.items_size();
-  auto gang_of = [&](int i) -> const std::string& { return request.items(i).gang().id(); };
+  // A gang given as Armada's annotations is one too (the server reads them as the gang).
+  auto gang_of = [&](int i) -> const std::string& {
+    const JobSubmitRequestItem& item = request.items(i);
+    return item.gang().id().empty() ? pod::ArmadaGangId(item.annotations()) : item.gang().id();
+  };
   for (int start = 0; start < n;) {
     int end = std::min(n, start + batch_size);
     if (end < n && !gang_of(end).empty() && gang_of(end) == gang_of(end - 1)) {
@@ -308,6 +398,16 @@ absl::StatusOr<JobFile> JobFile::Parse(absl::string_view text, absl::string_view
   for (size_t d = 0; d < docs->size(); ++d) {
     const YAML::Node& node = (*docs)[d];
     if (node.IsNull()) continue;  // e.g. a trailing "---"
+    if (!file.documents_.empty() && IsArmadaShaped(file.documents_.front().node)) {
+      // As armadactl: the first document only. Said, not silently.
+      size_t more = 0;
+      for (size_t rest = d; rest < docs->size(); ++rest) more += (*docs)[rest].IsNull() ? 0 : 1;
+      file.warnings_.push_back(absl::StrCat(
+          file.Where(node.Mark()), "ignored ", more == 1 ? "this document" : "these documents",
+          more == 1 ? "" : absl::StrCat(" (", more, ")"),
+          ": an Armada job file (jobSetId) is read as armadactl reads it, first document only"));
+      break;
+    }
     Document doc{.number = static_cast<int>(d) + 1, .node = node};
     std::vector<std::pair<YAML::Node, int64_t>> entries;
     absl::StatusOr<SubmitJobsRequest> request = ParseDocument(node, &entries);

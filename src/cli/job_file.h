@@ -14,8 +14,24 @@
 //         resources: {requests: {cpu: "1", memory: 1Gi}}
 //         activeDeadline: 30m
 //
-// Every job is a JobSubmitRequestItem in YAML (lowerCamelCase or snake_case names). A file may
-// hold several YAML documents, each with its own queue and job set.
+// Every job is a JobSubmitRequestItem in YAML (lowerCamelCase or snake_case names; keys also
+// match ignoring case, as armadactl's). A file may hold several YAML documents, each with its
+// own queue and job set.
+//
+// armadactl's job files are read unchanged:
+//
+//   queue: team-a
+//   jobSetId: nightly          # Armada's name for jobSet
+//   jobs:
+//     - priority: 0
+//       namespace: research    # kept, shown and filtered on
+//       annotations: {armadaproject.io/gangId: g, armadaproject.io/gangCardinality: "2"}
+//       podSpecs: [{containers: [...]}]   # or podSpec; exactly one pod
+//       services: [{type: NodePort, ports: [8080]}]
+//
+// A file whose first document is Armada's (it has jobSetId, or a job with podSpecs) is read as
+// armadactl reads it: that document only (warnings() says what was left out). Armada's
+// annotations become the gang and failFast on the server.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +64,9 @@ class JobFile {
                                        int batch_size = kDefaultSubmitBatchSize);
 
   const std::vector<regatta::v1::SubmitJobsRequest>& requests() const { return requests_; }
+  // What the parse left out and the user should hear of: "NAME:L:C: ignored ..." for the
+  // documents after the first of an Armada job file.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   int64_t job_count() const { return job_count_; }
   // The document (0-based, counting every document of the file) request `r` came from.
   int DocumentOf(size_t r) const { return documents_[batches_[r].document].number - 1; }
@@ -86,6 +105,7 @@ class JobFile {
   std::vector<Document> documents_;
   std::vector<regatta::v1::SubmitJobsRequest> requests_;
   std::vector<Batch> batches_;
+  std::vector<std::string> warnings_;
   int64_t job_count_ = 0;
 };
 

@@ -103,12 +103,22 @@ std::string RenderSubmitResults(const regatta::v1::SubmitJobsResponse& response)
 
 std::string RenderJobTable(const std::vector<regatta::v1::JobSummary>& jobs,
                            const RenderContext& ctx) {
-  Table table({"JOB ID", "QUEUE", "JOB SET", "STATE", "PRIORITY", "OWNER", "REQUESTS", "AGE"});
+  // A NAMESPACE column only when some job has one (Armada's job files set it).
+  const bool namespaces =
+      std::any_of(jobs.begin(), jobs.end(), [](const auto& j) { return !j.namespace_().empty(); });
+  std::vector<std::string> header = {"JOB ID", "QUEUE", "JOB SET", "STATE", "PRIORITY", "OWNER"};
+  if (namespaces) header.push_back("NAMESPACE");
+  header.insert(header.end(), {"REQUESTS", "AGE"});
+  Table table(header);
   for (const auto& j : jobs) {
     std::string state = JobStateName(j.state());
     if (j.cancel_requested() && state != "CANCELLED") absl::StrAppend(&state, " (cancelling)");
-    table.AddRow({j.job_id(), j.queue(), j.job_set(), state, absl::StrCat(j.priority()), j.owner(),
-                  FormatMap(j.requests()), FormatAge(j.submit_time(), ctx)});
+    std::vector<std::string> row = {
+        j.job_id(), j.queue(), j.job_set(), state, absl::StrCat(j.priority()), j.owner()};
+    if (namespaces) row.push_back(j.namespace_());
+    row.push_back(FormatMap(j.requests()));
+    row.push_back(FormatAge(j.submit_time(), ctx));
+    table.AddRow(std::move(row));
   }
   return table.Render();
 }
@@ -120,6 +130,7 @@ std::string RenderJobDetails(const regatta::v1::JobDetails& details, const Rende
   d.Add("Queue", s.queue());
   d.Add("Job set", s.job_set());
   d.Add("Owner", s.owner());
+  if (!s.namespace_().empty()) d.Add("Namespace", s.namespace_());
   d.Add("State", JobStateName(s.state()));
   d.Add("Priority", absl::StrCat(s.priority()));
   d.Add("Priority class", s.priority_class());

@@ -143,6 +143,9 @@ absl::Status Submit(const CommandEnv& env, const SubmitOptions& options) {
   ASSIGN_OR_RETURN(std::string text, ReadInput(env, options.file));
   const std::string name = options.file == "-" ? "stdin" : options.file;
   ASSIGN_OR_RETURN(JobFile file, JobFile::Parse(text, name, options.batch_size));
+  for (const std::string& warning : file.warnings()) {
+    *env.err << "regatta: submit: warning: " << warning << "\n";
+  }
   if (options.dry_run) return DryRun(env, options, file);
 
   const auto& requests = file.requests();

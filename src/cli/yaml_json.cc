@@ -256,6 +256,11 @@ const FieldDescriptor* FindField(const Descriptor* descriptor, absl::string_view
   for (int i = 0; i < descriptor->field_count(); ++i) {
     if (descriptor->field(i)->json_name() == key) return descriptor->field(i);
   }
+  // Then ignoring case, as Go's encoding/json matches keys (armadactl and kubectl read files
+  // with it): "ClientId", "PodSpec".
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    if (absl::EqualsIgnoreCase(descriptor->field(i)->json_name(), key)) return descriptor->field(i);
+  }
   return nullptr;
 }
 

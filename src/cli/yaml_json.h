@@ -28,9 +28,9 @@ std::string IndexPath(absl::string_view path, size_t index);
 
 // Converts a YAML mapping to the protobuf JSON of message type `descriptor`, using the schema to
 // type YAML's untyped scalars (so `cpu: 1` is the string "1" and `priority: "3"` the number 3).
-// Field names may be lowerCamelCase or snake_case; durations may be "30s", "1m30s" or a number of
-// seconds; YAML merge keys ("<<: *anchor") are honoured; null values leave a field unset. Errors
-// name the field: "<path>.task.command: expected a list, got a string".
+// Field names may be lowerCamelCase or snake_case (or lowerCamelCase in any case); durations may be
+// "30s", "1m30s" or a number of seconds; YAML merge keys ("<<: *anchor") are honoured; null values
+// leave a field unset. Errors name the field: "<path>.task.command: expected a list, got a string".
 absl::StatusOr<nlohmann::json> YamlToJsonForMessage(const YAML::Node& node,
                                                     const google::protobuf::Descriptor* descriptor,
                                                     absl::string_view path);
@@ -71,7 +71,8 @@ absl::StatusOr<std::vector<YAML::Node>> ParseYamlDocuments(absl::string_view tex
 absl::StatusOr<std::vector<std::pair<std::string, YAML::Node>>> MappingEntries(
     const YAML::Node& node, absl::string_view path);
 
-// Finds a field by its proto name or its JSON (lowerCamelCase) name.
+// Finds a field by its proto name or its JSON (lowerCamelCase) name, else by its JSON name
+// ignoring case (as Go's encoding/json, which armadactl and kubectl read files with).
 const google::protobuf::FieldDescriptor* FindField(const google::protobuf::Descriptor* descriptor,
                                                    absl::string_view name);
 

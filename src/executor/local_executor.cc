@@ -70,6 +70,13 @@ class ProcessBackend final : public RunBackend {
   absl::Status Start(const regatta::v1::JobRunLease& lease) override {
     const regatta::v1::Job& job = lease.job();
     const regatta::v1::TaskSpec& task = job.task();
+    if (job.ingress_size() > 0) {
+      // Never dropped silently: an executor that cannot serve what the job asks refuses it.
+      return absl::FailedPreconditionError(
+          "ingress: the local executor cannot serve ingresses; its pods run on the host network, "
+          "so reach the job at its node's address on the ports of its services (or submit it "
+          "without ingress)");
+    }
     RunLaunch launch;
     launch.run_id = lease.run_id();
     std::vector<std::pair<std::string, std::string>> secret_env;

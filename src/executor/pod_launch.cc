@@ -109,7 +109,8 @@ absl::StatusOr<PodLaunch> PodLaunchOf(
   const pb::PodSpec pod = pod::PodOf(job.task());
   pod::PodMetadata metadata;
   metadata.name = absl::StrCat("regatta-", job.id());
-  metadata.namespace_ = "default";
+  // Armada's namespace of the job; Kubernetes' (and Armada's) default without one.
+  metadata.namespace_ = job.namespace_().empty() ? "default" : job.namespace_();
   metadata.uid = lease.run_id();
   metadata.labels.insert(job.labels().begin(), job.labels().end());
   metadata.annotations.insert(job.annotations().begin(), job.annotations().end());

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
 #include "src/common/logging.h"
+#include "src/common/pod/armada.h"
 #include "src/common/status_macros.h"
 #include "src/common/thread_name.h"
 #include "src/scheduler/fairness/fair_share.h"
@@ -697,6 +698,19 @@ void Scheduler::Decide(const absl::flat_hash_set<std::string>& touched, Publicat
                   absl::StrCat("run ended in state ", regatta::v1::RunState_Name(run->state)),
                   "Infrastructure", false));
     const regatta::v1::RetryPolicy& policy = job->retry_policy();
+    if (pod::ArmadaFailFast(job->tmpl->spec.annotations())) {
+      // Armada's failFast: a run that fails (to start, or at all) is never retried.
+      auto* e = out.Add(queue, job_set, record(Decision::kFailed, regatta::v1::JOB_STATE_FAILED))
+                    ->mutable_job_failed();
+      e->set_job_id(job_id);
+      *e->mutable_error() = error;
+      if (!error.terminal()) {
+        e->mutable_error()->set_terminal(true);
+        e->mutable_error()->set_message(absl::StrCat(error.message(), " (not retried: the job is ",
+                                                     pod::kArmadaFailFastAnnotation, ")"));
+      }
+      continue;
+    }
     bool retryable = !error.terminal();
     if (error.terminal() && error.exit_code() != 0) {
       retryable =

@@ -89,6 +89,10 @@ scheduling:
   priorityClasses:
     default: {priority: 1000, preemptible: false, maxFractionPerQueue: {}, pools: {}}
     preemptible: {priority: 900, preemptible: true, maxFractionPerQueue: {}, pools: {}}
+    # Armada's default classes, so that its job files (priorityClassName) submit unchanged;
+    # the same as default and preemptible.
+    armada-default: {priority: 1000, preemptible: false, maxFractionPerQueue: {}, pools: {}}
+    armada-preemptible: {priority: 900, preemptible: true, maxFractionPerQueue: {}, pools: {}}
   # Fair-share preemption: preemptible jobs of queues above this fraction of their adjusted
   # fair share are preempted when queues below theirs need the room.
   enableFairSharePreemption: true

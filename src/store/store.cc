@@ -10,6 +10,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/time_util.h"
+#include "src/common/pod/armada.h"
 #include "src/common/status_macros.h"
 
 namespace regatta::store {
@@ -187,6 +188,9 @@ regatta::v1::Job SchedulingSpec(const regatta::v1::Job& job) {
     out.mutable_gang()->set_node_uniformity_label(job.gang().node_uniformity_label());
   }
   if (job.has_retry_policy()) *out.mutable_retry_policy() = job.retry_policy();
+  if (pod::ArmadaFailFast(job.annotations())) {
+    (*out.mutable_annotations())[std::string(pod::kArmadaFailFastAnnotation)] = "true";
+  }
   return out;
 }
 

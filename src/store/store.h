@@ -122,6 +122,7 @@ struct JobFilter {
   std::string job_set;                                      // empty: any
   std::vector<regatta::v1::JobState> states;                // empty: any
   std::string owner;                                        // empty: any
+  std::string namespace_;                                   // empty: any
   std::vector<std::pair<std::string, std::string>> labels;  // all must match
   // Jobs come in the order they entered the log (their submit order; also id order for the
   // ULIDs of one API server), oldest first unless newest_first.
@@ -224,8 +225,8 @@ absl::Status StreamSchedulerDeltaAhead(
 
 // The part of a submitted job that scheduling and retry decisions read: task resource
 // requests, node selector, tolerations, node affinity and active deadline; priority class;
-// gang cardinality and node uniformity label (not the gang id); retry policy. Jobs with equal
-// parts share one template.
+// gang cardinality and node uniformity label (not the gang id); retry policy and Armada's
+// failFast annotation (the only annotation kept). Jobs with equal parts share one template.
 regatta::v1::Job SchedulingSpec(const regatta::v1::Job& job);
 // Deterministic serialization: equal messages give equal bytes (map entries sorted).
 std::string SerializeDeterministic(const google::protobuf::MessageLite& message);

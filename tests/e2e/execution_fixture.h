@@ -126,7 +126,11 @@ class ExecutionTest : public ::testing::Test {
   }
 
   std::vector<std::string> Submit(const std::string& yaml) {
-    RunResult r = Cli({"submit", "-", "-o", "json"}, yaml);
+    return SubmittedIds(Cli({"submit", "-", "-o", "json"}, yaml));
+  }
+
+  // The job ids `regatta submit ... -o json` printed, in file order.
+  static std::vector<std::string> SubmittedIds(const RunResult& r) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> ids;
     json doc = json::parse(r.out, nullptr, false);

@@ -140,7 +140,7 @@ class SchedulerIntegrationTest : public ::testing::Test {
   std::vector<std::string> SubmitJobs(
       const std::string& queue, int count, const std::string& cpu = "1",
       std::vector<std::shared_ptr<const regatta::v1::Job>>* specs = nullptr,
-      int64_t* offset = nullptr) {
+      int64_t* offset = nullptr, const std::map<std::string, std::string>& annotations = {}) {
     EventSequence seq;
     seq.set_queue(queue);
     seq.set_job_set("set");
@@ -157,6 +157,7 @@ class SchedulerIntegrationTest : public ::testing::Test {
       job->mutable_task()->add_command("/bin/true");
       (*job->mutable_task()->mutable_resources()->mutable_requests())["cpu"] = cpu;
       (*job->mutable_task()->mutable_resources()->mutable_requests())["memory"] = "1Mi";
+      for (const auto& [k, v] : annotations) (*job->mutable_annotations())[k] = v;
       *job->mutable_submit_time() = e->created();
       ids.push_back(job->id());
       if (specs != nullptr) specs->push_back(std::make_shared<const regatta::v1::Job>(*job));
@@ -740,6 +741,38 @@ TEST_F(SchedulerIntegrationTest, LostExecutorRunsExpireAndRequeueUntilRetriesRun
   ASSERT_EQ(job.runs_size(), 2);
   EXPECT_EQ(job.runs(0).state(), regatta::v1::RUN_STATE_LEASE_EXPIRED);
   EXPECT_EQ(job.runs(1).state(), regatta::v1::RUN_STATE_LEASE_EXPIRED);
+}
+
+TEST_F(SchedulerIntegrationTest, AFailFastJobIsNotRetriedWhenItsRunExpires) {
+  CreateQueue("q", 1.0);
+  // Armada's failFast: the run that fails ends the job, retries left or not.
+  std::vector<std::string> ids =
+      SubmitJobs("q", 1, "1", nullptr, nullptr, {{"armadaproject.io/failFast", "true"}});
+  Ingested();
+  SchedulerOptions options;
+  options.default_max_retries = 3;
+  StartScheduler(options);
+  ReportNode("exec", "node", "2");
+  std::map<std::string, const JobRecord*> leased;
+  for (int i = 0; i < 5 && leased.empty(); ++i) {
+    Ingested();
+    leased = Cycle();
+  }
+  ASSERT_EQ(leased.size(), 1u);
+  clock_.Advance(absl::Seconds(31));  // the executor goes silent past the timeout
+  Cycle();                            // expires the run and decides: failed, no requeue
+  Ingested();
+  Cycle();
+  Ingested();
+  absl::StatusOr<std::vector<regatta::v1::JobDetails>> details = store_->GetJobDetails(ids, false);
+  ASSERT_TRUE(details.ok());
+  ASSERT_EQ(details->size(), 1u);
+  const regatta::v1::JobDetails& job = details->front();
+  EXPECT_EQ(job.summary().state(), regatta::v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(job.error().terminal());
+  EXPECT_THAT(job.error().message(), ::testing::HasSubstr("not retried"));
+  ASSERT_EQ(job.runs_size(), 1);
+  EXPECT_EQ(job.runs(0).state(), regatta::v1::RUN_STATE_LEASE_EXPIRED);
 }
 
 TEST_F(SchedulerIntegrationTest, CancelOfQueuedJobIsDecidedAndNeverLeased) {

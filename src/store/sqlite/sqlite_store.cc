@@ -134,8 +134,8 @@ std::string LabelsText(const google::protobuf::Map<std::string, std::string>& la
 constexpr absl::string_view kSummaryColumns =
     "j.job_id, j.queue, j.job_set, j.owner, j.state, j.priority, j.priority_class, j.client_id, "
     "j.submit_time_us, j.last_transition_time_us, j.requests, j.cancel_requested, "
-    "j.preempt_requested, j.latest_run_id";
-constexpr int kSummaryColumnCount = 14;
+    "j.preempt_requested, j.latest_run_id, j.namespace";
+constexpr int kSummaryColumnCount = 15;
 
 absl::StatusOr<regatta::v1::JobSummary> ReadSummary(const Stmt& stmt) {
   regatta::v1::JobSummary s;
@@ -156,6 +156,7 @@ absl::StatusOr<regatta::v1::JobSummary> ReadSummary(const Stmt& stmt) {
   s.set_cancel_requested(stmt.Int(11) != 0);
   s.set_preempt_requested(stmt.Int(12) != 0);
   s.set_latest_run_id(std::string(stmt.Text(13)));
+  s.set_namespace_(std::string(stmt.Text(14)));
   return s;
 }
 
@@ -375,17 +376,17 @@ class Applier {
     return absl::OkStatus();
   }
   static constexpr size_t kSmallInsertChunk = 8;
-  static constexpr int kJobColumns = 15;
+  static constexpr int kJobColumns = 16;
 
   static std::string JobInsertSql(size_t rows, bool explicit_seq) {
     std::string sql = absl::StrCat(
         explicit_seq ? "INSERT" : "INSERT OR IGNORE",
         " INTO jobs (job_id, queue, job_set, owner, client_id, state, priority, priority_class, "
         "submit_time_us, last_transition_time_us, requests, labels, last_offset, template_id, "
-        "gang_id",
+        "gang_id, namespace",
         explicit_seq ? ", seq" : "", ") VALUES ");
     for (size_t r = 0; r < rows; ++r) {
-      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
+      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
                       explicit_seq ? ", ?)" : ")");
     }
     return sql;
@@ -417,7 +418,8 @@ class Applier {
         .BindTextRef(first + 11, labels)
         .Bind(first + 12, offset)
         .Bind(first + 13, template_id)
-        .BindTextRef(first + 14, job.gang().id());
+        .BindTextRef(first + 14, job.gang().id())
+        .BindTextRef(first + 15, job.namespace_());
   }
 
   // The job_templates id of the job's scheduling spec, added if new. Cached for the batch
@@ -959,6 +961,10 @@ absl::StatusOr<std::vector<regatta::v1::JobSummary>> SqliteStore::ListJobs(
   if (!filter.owner.empty()) {
     absl::StrAppend(&sql, " AND j.owner = ?");
     params.emplace_back(filter.owner);
+  }
+  if (!filter.namespace_.empty()) {
+    absl::StrAppend(&sql, " AND j.namespace = ?");
+    params.emplace_back(filter.namespace_);
   }
   for (const auto& [key, value] : filter.labels) {
     absl::StrAppend(&sql, " AND instr(j.labels, ?) > 0");

@@ -146,10 +146,15 @@ TEST(ParseJobFileTest, UnknownFieldNamesThePathAndSuggests) {
   EXPECT_EQ(ErrorOf("queue: q\njobSet: s\njobs:\n  - {prio: 1}\n"),
             "jobs[0].prio: unknown field \"prio\"");
   EXPECT_THAT(
-      ErrorOf("queue: q\njobSet: s\njobs:\n  - {clientID: x}\n"),
-      HasSubstr("jobs[0].clientID: unknown field \"clientID\" (did you mean \"clientId\"?)"));
-  EXPECT_THAT(ErrorOf("queue: q\njobset: s\njobs: [{command: [a]}]\n"),
-              HasSubstr("jobset: unknown field"));
+      ErrorOf("queue: q\njobSet: s\njobs:\n  - {clientIdent: x}\n"),
+      HasSubstr("jobs[0].clientIdent: unknown field \"clientIdent\" (did you mean \"clientId\"?)"));
+  EXPECT_THAT(ErrorOf("queue: q\njobSets: s\njobs: [{command: [a]}]\n"),
+              HasSubstr("jobSets: unknown field"));
+  // Keys that differ only in case match, as armadactl (Go's encoding/json) matches them.
+  auto parsed = ParseJobFile("queue: q\njobset: s\njobs:\n  - {clientID: x, command: [a]}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ((*parsed)[0].job_set(), "s");
+  EXPECT_EQ((*parsed)[0].items(0).client_id(), "x");
 }
 
 TEST(ParseJobFileTest, BadTypesNameThePath) {

@@ -81,6 +81,18 @@ TEST(RenderTest, JobTable) {
             "REQUESTS           AGE\n"
             "01HZZZZZZZZZZZZZZZZZZZZZZZ   team-a   nightly   QUEUED   2          alice   "
             "cpu=1,memory=1Gi   5m\n");
+
+  // A NAMESPACE column once a job has one (Armada's job files set it).
+  v1::JobSummary other = job;
+  other.set_namespace_("research");
+  EXPECT_EQ(
+      RenderJobTable({job, other}, FixedContext()),
+      "JOB ID                       QUEUE    JOB SET   STATE    PRIORITY   OWNER   "
+      "NAMESPACE   REQUESTS           AGE\n"
+      "01HZZZZZZZZZZZZZZZZZZZZZZZ   team-a   nightly   QUEUED   2          alice               "
+      "cpu=1,memory=1Gi   5m\n"
+      "01HZZZZZZZZZZZZZZZZZZZZZZZ   team-a   nightly   QUEUED   2          alice   research    "
+      "cpu=1,memory=1Gi   5m\n");
 }
 
 TEST(RenderTest, SubmitResults) {

@@ -129,18 +129,18 @@ TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndRecorded) {
     ASSERT_NE(store, nullptr);
     absl::StatusOr<std::vector<int>> applied = store->AppliedMigrations();
     ASSERT_TRUE(applied.ok()) << applied.status();
-    EXPECT_THAT(*applied, ElementsAre(1, 2, 3, 4, 5, 6));
+    EXPECT_THAT(*applied, ElementsAre(1, 2, 3, 4, 5, 6, 7));
   }
   const int64_t now = absl::ToUnixMicros(clock_.Now());
   EXPECT_EQ(RawQuery("SELECT version, name, applied_at_us FROM schema_migrations"),
             absl::StrCat("1|initial|", now, "\n2|scheduler_delta|", now, "\n3|job_templates|", now,
                          "\n4|active_job_indexes|", now, "\n5|pipelines|", now, "\n6|devices|", now,
-                         "\n"));
+                         "\n7|job_namespace|", now, "\n"));
   clock_.Advance(absl::Hours(1));
   // Reopening applies nothing again (CREATE TABLE would fail if it did).
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "6\n");
+  EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM schema_migrations"), "7\n");
 }
 
 TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
@@ -150,13 +150,13 @@ TEST_F(SqliteStoreTest, NewMigrationAppliedOnReopen) {
   {
     std::unique_ptr<SqliteStore> store = Open(options);
     ASSERT_NE(store, nullptr);
-    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 3, 4, 5, 6, 90));
+    EXPECT_THAT(*store->AppliedMigrations(), ElementsAre(1, 2, 3, 4, 5, 6, 7, 90));
   }
   std::unique_ptr<SqliteStore> store = Open(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery("SELECT name FROM schema_migrations ORDER BY version"),
             "initial\nscheduler_delta\njob_templates\nactive_job_indexes\npipelines\ndevices\n"
-            "extra\n");
+            "job_namespace\nextra\n");
 }
 
 TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
@@ -168,7 +168,7 @@ TEST_F(SqliteStoreTest, FailingMigrationRollsBackAndIsNotRecorded) {
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("90_broken"));
   // The embedded migrations stay; nothing of migration 90 does.
-  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n3\n4\n5\n6\n");
+  EXPECT_EQ(RawQuery("SELECT version FROM schema_migrations"), "1\n2\n3\n4\n5\n6\n7\n");
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'"), "0\n");
   ASSERT_NE(Open(), nullptr);
 }
@@ -371,6 +371,34 @@ TEST_F(SqliteStoreTest, ManyReadersBeyondTheIdlePool) {
     });
   }
   for (auto& t : threads) t.join();
+}
+
+TEST_F(SqliteStoreTest, JobsListWithTheirNamespaceAndFilterOnIt) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  regatta::v1::Job research = MakeJob(1);
+  research.set_namespace_("research");
+  regatta::v1::Job web = MakeJob(2);
+  web.set_namespace_("web");
+  ASSERT_TRUE(Apply(*store, 1, {JobInsert{research}, JobInsert{web}, JobInsert{MakeJob(3)}}).ok());
+
+  absl::StatusOr<std::vector<regatta::v1::JobSummary>> all = store->ListJobs({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].namespace_(), "research");
+  EXPECT_EQ((*all)[1].namespace_(), "web");
+  EXPECT_EQ((*all)[2].namespace_(), "");
+
+  JobFilter filter;
+  filter.namespace_ = "web";
+  absl::StatusOr<std::vector<regatta::v1::JobSummary>> jobs = store->ListJobs(filter);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].job_id(), JobId(2));
+  absl::StatusOr<std::vector<regatta::v1::JobDetails>> details =
+      store->GetJobDetails({JobId(1)}, /*expand_spec=*/false);
+  ASSERT_TRUE(details.ok()) << details.status();
+  EXPECT_EQ(details->front().summary().namespace_(), "research");
 }
 
 // Issue 21: store errors may reach clients, so they carry no SQL (the log has it).
